@@ -1,0 +1,77 @@
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { createYoga, shouldRenderGraphiQL, useReadinessCheck } from 'graphql-yoga';
+import { authenticate } from './auth/authenticate.ts';
+import type { RequestContext } from './context.ts';
+import { maskError } from './graphql/errors.ts';
+import { schema } from './graphql/schema.ts';
+import type { Logger } from './logger.ts';
+import { errorToProblem, problemResponse } from './rest/problem.ts';
+import { methodNotAllowedResponse, notFoundResponse, RestRouter } from './rest/router.ts';
+import { routes } from './rest/routes.ts';
+
+export type AppOptions = {
+  orm: MikroORM;
+  logger: Logger;
+  /** Headers GraphiQL starts with when the link does not carry its own (`?headers=` JSON). */
+  graphiqlHeaders?: Record<string, string>;
+};
+
+export const GRAPHQL_PATH = '/graphql';
+
+/** The whole HTTP surface: GraphQL at /graphql, the documented REST paths, and the probes. */
+export function createApp({ orm, logger, graphiqlHeaders = {} }: AppOptions) {
+  const router = new RestRouter(routes, logger);
+  const contexts = new WeakMap<Request, RequestContext>();
+
+  return createYoga<Record<string, unknown>, RequestContext>({
+    schema,
+    graphqlEndpoint: GRAPHQL_PATH,
+    healthCheckEndpoint: '/health',
+    landingPage: false,
+    batching: false,
+    logging: logger,
+    maskedErrors: { maskError },
+    renderGraphiQL,
+    graphiql: (request) => ({
+      title: 'Billing gateway',
+      headers: new URL(request.url).searchParams.get('headers') ?? JSON.stringify(graphiqlHeaders, null, 2),
+      shouldPersistHeaders: true,
+    }),
+    context: ({ request }) => contexts.get(request) as RequestContext,
+    plugins: [
+      useReadinessCheck({
+        endpoint: '/ready',
+        check: async () => {
+          await orm.em.getConnection().execute('select 1');
+        },
+      }),
+      {
+        async onRequest({ request, url, endResponse }) {
+          try {
+            if (url.pathname === GRAPHQL_PATH) {
+              if (shouldRenderGraphiQL(request)) return;
+              const auth = await authenticate(orm, request);
+              if (auth instanceof Response) return endResponse(auth);
+              contexts.set(request, auth);
+              return;
+            }
+            const match = router.match(request.method, url.pathname);
+            if (match.kind === 'not-found') return endResponse(notFoundResponse(request));
+            if (match.kind === 'method-not-allowed')
+              return endResponse(methodNotAllowedResponse(request, match.allow));
+            const auth = await authenticate(orm, request);
+            if (auth instanceof Response) return endResponse(auth);
+            endResponse(await router.handle(match.route, match.params, request, auth));
+          } catch (error) {
+            const { problem, headers } = errorToProblem(error, url.pathname);
+            if (problem.status >= 500) logger.error({ err: error, path: url.pathname }, 'request failed');
+            endResponse(problemResponse(problem, headers));
+          }
+        },
+      },
+    ],
+  });
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,77 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type ApiToken, ApiTokenSchema } from './api-token.entity.ts';
+import { type Environment, EnvironmentSchema } from './environment.entity.ts';
+
+const TOKEN_PREFIX = 'bg_';
+
+export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+
+export type AccessDecision =
+  | { ok: true; token: ApiToken; environmentId: string }
+  | { ok: false; reason: 'unauthenticated' | 'forbidden' };
+
+/** Environments and API tokens: the administration behind the CLI and the check behind every request. */
+export class AccessService {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async createEnvironment(name: string): Promise<Environment> {
+    const environment = this.em.create(EnvironmentSchema, { name });
+    await this.em.flush();
+    return environment;
+  }
+
+  listEnvironments(): Promise<Environment[]> {
+    return this.em.find(EnvironmentSchema, {}, { orderBy: { id: 'asc' } });
+  }
+
+  /** Creates a token granted to `environmentIds`; the secret is returned here and never again. */
+  async createToken(environmentIds: string[], name?: string): Promise<{ token: ApiToken; secret: string }> {
+    const found = await this.em.count(EnvironmentSchema, { id: { $in: environmentIds } });
+    if (found !== new Set(environmentIds).size) {
+      throw new Error(`unknown environment among: ${environmentIds.join(', ')}`);
+    }
+    const secret = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    const token = this.em.create(ApiTokenSchema, {
+      name: name ?? null,
+      prefix: secret.slice(0, 10),
+      secretHash: hashSecret(secret),
+      environmentIds: [...new Set(environmentIds)],
+    });
+    await this.em.flush();
+    return { token, secret };
+  }
+
+  listTokens(): Promise<ApiToken[]> {
+    return this.em.find(ApiTokenSchema, {}, { orderBy: { id: 'asc' } });
+  }
+
+  /** Revokes a token; returns false when no such token exists. */
+  async revokeToken(id: string): Promise<boolean> {
+    const token = await this.em.findOne(ApiTokenSchema, { id });
+    if (!token) return false;
+    token.revokedAt ??= new Date();
+    await this.em.flush();
+    return true;
+  }
+
+  /** Checks a presented secret against the environment it asks for. */
+  async authorize(secret: string, environmentId: string): Promise<AccessDecision> {
+    const token = await this.em.findOne(ApiTokenSchema, { secretHash: hashSecret(secret), revokedAt: null });
+    if (!token) return { ok: false, reason: 'unauthenticated' };
+    if (!token.environmentIds.includes(environmentId)) return { ok: false, reason: 'forbidden' };
+    // One write per request would serialise on the token row; a minute of precision is plenty.
+    if (!token.lastUsedAt || Date.now() - token.lastUsedAt.getTime() > 60_000) {
+      await this.em
+        .createQueryBuilder(ApiTokenSchema)
+        .update({ lastUsedAt: new Date() })
+        .where({ id: token.id })
+        .execute();
+    }
+    return { ok: true, token, environmentId };
+  }
+}

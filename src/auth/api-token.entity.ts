@@ -1,0 +1,23 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { newId } from '../db/ids.ts';
+
+/** An API credential. Only the SHA-256 of the secret is kept; `prefix` lets people tell tokens apart. */
+export const ApiTokenSchema = defineEntity({
+  name: 'ApiToken',
+  tableName: 'api_token',
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => newId()),
+    name: p.string().length(200).nullable(),
+    prefix: p.string().length(16),
+    secretHash: p.string().length(64).unique(),
+    environmentIds: p.array().columnType('uuid[]'),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    lastUsedAt: p.datetime().nullable(),
+    revokedAt: p.datetime().nullable(),
+  },
+});
+
+export type ApiToken = InferEntity<typeof ApiTokenSchema>;

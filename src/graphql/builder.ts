@@ -1,0 +1,46 @@
+import SchemaBuilder from '@pothos/core';
+import RelayPlugin from '@pothos/plugin-relay';
+import ValidationPlugin from '@pothos/plugin-validation';
+import { DateResolver, DateTimeResolver, JSONObjectResolver, UUIDResolver } from 'graphql-scalars';
+import type { RequestContext } from '../context.ts';
+import { DomainError } from '../errors.ts';
+import { fieldIssues } from '../validation.ts';
+
+export type BuilderTypes = {
+  Context: RequestContext;
+  Scalars: {
+    UUID: { Input: string; Output: string };
+    Date: { Input: Date; Output: Date | string };
+    DateTime: { Input: Date; Output: Date };
+    JSONObject: { Input: Record<string, unknown>; Output: Record<string, unknown> };
+  };
+  DefaultFieldNullability: false;
+  DefaultInputFieldRequiredness: false;
+};
+
+/** The schema types every `ObjectRef` of this schema is parameterised with. */
+export type SchemaTypes = PothosSchemaTypes.ExtendDefaultTypes<BuilderTypes>;
+
+/** The schema builder: plugins and scalars only; every type lives in its domain module. */
+export const builder = new SchemaBuilder<BuilderTypes>({
+  plugins: [RelayPlugin, ValidationPlugin],
+  defaultFieldNullability: false,
+  relay: {
+    clientMutationId: 'omit',
+    cursorType: 'String',
+    nodeQueryOptions: false,
+    nodesQueryOptions: false,
+  },
+  validation: {
+    // Input that breaks a rule surfaces as one INVALID_INPUT error naming each field (see graphql/errors.ts).
+    validationError: (result) => DomainError.invalidInput(fieldIssues(result.issues as never)),
+  },
+});
+
+builder.addScalarType('UUID', UUIDResolver);
+builder.addScalarType('Date', DateResolver);
+builder.addScalarType('DateTime', DateTimeResolver);
+builder.addScalarType('JSONObject', JSONObjectResolver);
+
+builder.queryType({});
+builder.mutationType({});

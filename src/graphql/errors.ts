@@ -1,0 +1,32 @@
+import { GraphQLError } from 'graphql';
+import { createGraphQLError, maskError as defaultMaskError } from 'graphql-yoga';
+import { DomainError, toJsonPointer } from '../errors.ts';
+import { isDatabaseUnavailable } from '../rest/problem.ts';
+
+/**
+ * Yoga's error mask: domain errors (bad arguments, invalid input) are shown with their code and
+ * fields; an unreachable database is a 503; everything else stays "Unexpected error."
+ */
+export function maskError(error: unknown, message: string, isDev?: boolean): Error {
+  const original = error instanceof GraphQLError ? error.originalError : error;
+  const located = error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {};
+  if (original instanceof DomainError) {
+    return createGraphQLError(original.message, {
+      ...located,
+      extensions: {
+        code: original.code,
+        errors: original.issues.map((issue) => ({
+          pointer: toJsonPointer(issue.path),
+          detail: issue.message,
+        })),
+      },
+    });
+  }
+  if (isDatabaseUnavailable(original)) {
+    return createGraphQLError('The database is unreachable; retry shortly.', {
+      ...located,
+      extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503, headers: { 'retry-after': '5' } } },
+    });
+  }
+  return defaultMaskError(error, message, isDev);
+}

@@ -1,0 +1,5 @@
+import { lexicographicSortSchema } from 'graphql';
+import { builder } from './builder.ts';
+import '../modules/customer/customer.graphql.ts';
+
+export const schema = lexicographicSortSchema(builder.toSchema());

@@ -1,0 +1,83 @@
+import { createServer } from 'node:http';
+import { createApp, GRAPHQL_PATH } from './app.ts';
+import { AccessService } from './auth/access.service.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { openDatabase } from './db/database.ts';
+import { migrate, openOrm } from './db/orm.ts';
+import { createLogger } from './logger.ts';
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(error.message);
+  process.exit(1);
+}
+
+const logger = createLogger(config.LOG_LEVEL);
+const database = await openDatabase(config, logger);
+const orm = await openOrm(database.url, { poolMax: config.DB_POOL_MAX });
+if (config.MIGRATE_ON_START) {
+  const applied = await migrate(orm);
+  if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
+}
+
+const baseUrl = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
+const graphiqlHeaders = await developmentHeaders();
+const server = createServer(createApp({ orm, logger, graphiqlHeaders }));
+server.listen(config.PORT, config.HOST, () =>
+  logger.info(`listening on ${baseUrl} (GraphiQL: ${baseUrl}${GRAPHQL_PATH})`),
+);
+
+/**
+ * On the embedded database, the first start creates a "Development" environment and a token and
+ * prints them once; later starts only prefill the environment in GraphiQL.
+ */
+async function developmentHeaders(): Promise<Record<string, string>> {
+  if (!database.embedded) return {};
+  const access = new AccessService(orm.em.fork());
+  const [existing] = await access.listEnvironments();
+  if (existing) {
+    return { 'x-environment': existing.id, authorization: 'Bearer <the token printed on the first start>' };
+  }
+  const environment = await access.createEnvironment('Development');
+  const { secret } = await access.createToken([environment.id], 'Development (first start)');
+  const headers = { 'x-environment': environment.id, authorization: `Bearer ${secret}` };
+  const link = `${baseUrl}${GRAPHQL_PATH}?headers=${encodeURIComponent(JSON.stringify(headers))}`;
+  process.stdout.write(
+    [
+      '',
+      'First start: created the "Development" environment and an API token.',
+      `  environment: ${environment.id}`,
+      `  token:       ${secret}   (shown only now; store it)`,
+      `  GraphiQL:    ${link}`,
+      '',
+      `  curl ${baseUrl}${GRAPHQL_PATH} -H 'authorization: Bearer ${secret}' \\`,
+      `    -H 'x-environment: ${environment.id}' -H 'content-type: application/json' \\`,
+      `    -d '{"query":"{ customers { edges { node { id name } } } }"}'`,
+      '',
+    ].join('\n'),
+  );
+  return headers;
+}
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down: finishing in-flight requests');
+  const force = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+  clearTimeout(force);
+  await orm.close();
+  await database.stop();
+  logger.info('stopped');
+  process.exit(0);
+}
+
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -1,0 +1,41 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { newId } from '../../db/ids.ts';
+
+export const COLLECTION_MODES = ['automatic', 'send_invoice', 'draft_invoice'] as const;
+export type CollectionMode = (typeof COLLECTION_MODES)[number];
+
+export const BILLING_ADDRESS_FIELDS = [
+  'street1',
+  'street2',
+  'postalCode',
+  'city',
+  'county',
+  'country',
+  'state',
+] as const;
+export type BillingAddress = Record<(typeof BILLING_ADDRESS_FIELDS)[number], string | null>;
+
+export const CustomerSchema = defineEntity({
+  name: 'Customer',
+  tableName: 'customer',
+  uniques: [{ properties: ['environmentId', 'handle'] }],
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => newId()),
+    environmentId: p.uuid().index(),
+    name: p.string().length(250),
+    companyName: p.string().length(250).nullable(),
+    handle: p.string().length(250).nullable(),
+    email: p.string().length(320).nullable(),
+    currency: p.string().length(3).nullable(),
+    paymentTerm: p.string().length(20).nullable(),
+    collectionMode: p.enum(COLLECTION_MODES),
+    billingAddress: p.json<BillingAddress>(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().nullable(),
+  },
+});
+
+export type Customer = InferEntity<typeof CustomerSchema>;

@@ -1,0 +1,115 @@
+import { builder } from '../../graphql/builder.ts';
+import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import { type BillingAddress, COLLECTION_MODES, type Customer } from './customer.entity.ts';
+import { CustomerCreateInput, CustomerUpdateInput } from './customer.input.ts';
+import { CustomerService } from './customer.service.ts';
+
+export const CollectionModeEnum = builder.enumType('CollectionMode', { values: COLLECTION_MODES });
+
+export const BillingAddressRef = builder.objectRef<BillingAddress>('BillingAddress').implement({
+  fields: (t) => ({
+    street1: t.exposeString('street1', { nullable: true }),
+    street2: t.exposeString('street2', { nullable: true }),
+    postalCode: t.exposeString('postalCode', { nullable: true }),
+    city: t.exposeString('city', { nullable: true }),
+    county: t.exposeString('county', { nullable: true }),
+    country: t.exposeString('country', { nullable: true }),
+    state: t.exposeString('state', { nullable: true }),
+  }),
+});
+
+export const CustomerRef = builder.objectRef<Customer>('Customer').implement({
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    name: t.exposeString('name'),
+    companyName: t.exposeString('companyName', { nullable: true }),
+    handle: t.exposeString('handle', { nullable: true, description: 'Unique within the environment.' }),
+    email: t.exposeString('email', { nullable: true }),
+    currency: t.exposeString('currency', { nullable: true, description: 'Preferred ISO 4217 currency.' }),
+    paymentTerm: t.exposeString('paymentTerm', {
+      nullable: true,
+      description: 'net<N>: invoices fall due N days after their date.',
+    }),
+    collectionMode: t.expose('collectionMode', { type: CollectionModeEnum }),
+    billingAddress: t.expose('billingAddress', { type: BillingAddressRef }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+const BillingAddressInputRef = builder.inputType('BillingAddressInput', {
+  fields: (t) => ({
+    street1: t.string(),
+    street2: t.string(),
+    postalCode: t.string(),
+    city: t.string(),
+    county: t.string(),
+    country: t.string(),
+    state: t.string(),
+  }),
+});
+
+const CustomerCreateInputRef = builder
+  .inputType('CustomerCreateInput', {
+    fields: (t) => ({
+      name: t.string({ required: true }),
+      companyName: t.string(),
+      handle: t.string(),
+      email: t.string(),
+      currency: t.string({ description: 'ISO 4217 code, either case.' }),
+      paymentTerm: t.string({ description: 'net<N>, e.g. net30.' }),
+      collectionMode: t.field({ type: CollectionModeEnum, description: 'Defaults to send_invoice.' }),
+      billingAddress: t.field({ type: BillingAddressInputRef }),
+    }),
+  })
+  .validate(CustomerCreateInput);
+
+const CustomerUpdateInputRef = builder
+  .inputType('CustomerUpdateInput', {
+    description: 'Fields left out stay as they are; fields set to null are cleared.',
+    fields: (t) => ({
+      name: t.string(),
+      companyName: t.string(),
+      handle: t.string(),
+      email: t.string(),
+      currency: t.string(),
+      paymentTerm: t.string(),
+      collectionMode: t.field({ type: CollectionModeEnum }),
+      billingAddress: t.field({ type: BillingAddressInputRef }),
+    }),
+  })
+  .validate(CustomerUpdateInput);
+
+const CustomerCreatePayload = payloadType('CustomerCreatePayload', 'customer', CustomerRef);
+const CustomerUpdatePayload = payloadType('CustomerUpdatePayload', 'customer', CustomerRef);
+
+builder.queryFields((t) => ({
+  customer: t.field({
+    type: CustomerRef,
+    nullable: true,
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (_root, { id }, ctx) => ctx.loaders.customerById.load(id),
+  }),
+  customers: t.connection({
+    type: CustomerRef,
+    resolve: (_root, args, ctx) => new CustomerService(ctx).list(args),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  customerCreate: t.field({
+    type: CustomerCreatePayload,
+    args: { input: t.arg({ type: CustomerCreateInputRef, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      withUserErrors('customer', () => new CustomerService(ctx).create(input)),
+  }),
+  customerUpdate: t.field({
+    type: CustomerUpdatePayload,
+    args: {
+      id: t.arg({ type: 'UUID', required: true }),
+      input: t.arg({ type: CustomerUpdateInputRef, required: true }),
+    },
+    resolve: (_root, { id, input }, ctx) =>
+      withUserErrors('customer', () => new CustomerService(ctx).update(id, input)),
+  }),
+}));

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { CurrencyCode } from '../../money/currency.ts';
+import { BILLING_ADDRESS_FIELDS, COLLECTION_MODES } from './customer.entity.ts';
+
+const optionalText = (max: number) => z.string().trim().max(max).nullish();
+
+const BillingAddressInput = z.strictObject(
+  Object.fromEntries(BILLING_ADDRESS_FIELDS.map((field) => [field, optionalText(250)])) as Record<
+    (typeof BILLING_ADDRESS_FIELDS)[number],
+    ReturnType<typeof optionalText>
+  >,
+);
+
+/** Every writable customer field and its rules, declared once for both faces. */
+const customerFields = {
+  name: z.string().trim().min(1).max(250),
+  companyName: optionalText(250),
+  handle: z.string().trim().min(1).max(250).nullish(),
+  email: z.email().max(320).nullish(),
+  currency: CurrencyCode.nullish(),
+  paymentTerm: z
+    .string()
+    .regex(/^net(0|[1-9]\d{0,2})$/, 'must be net<N>, N days from the invoice date (0 to 999)')
+    .nullish(),
+  collectionMode: z.enum(COLLECTION_MODES),
+  billingAddress: BillingAddressInput.nullish(),
+};
+
+export const CustomerCreateInput = z.strictObject({
+  ...customerFields,
+  collectionMode: customerFields.collectionMode.default('send_invoice'),
+});
+export type CustomerCreateInput = z.infer<typeof CustomerCreateInput>;
+
+/** A partial update: an absent field stays as it is, `null` clears it. */
+export const CustomerUpdateInput = z.strictObject({
+  ...customerFields,
+  name: customerFields.name.optional(),
+  collectionMode: customerFields.collectionMode.optional(),
+});
+export type CustomerUpdateInput = z.infer<typeof CustomerUpdateInput>;
+
+/** Body of `PATCH /customers/{id}`: the contract requires `name` and lists only these fields. */
+export const CustomerPatchBody = z.strictObject({
+  name: customerFields.name,
+  companyName: customerFields.companyName,
+  handle: customerFields.handle,
+  email: customerFields.email,
+  currency: customerFields.currency,
+});
+
+/** Fields of the customer response that clients may echo back; they are ignored as input. */
+export const CUSTOMER_READ_ONLY_FIELDS = [
+  'id',
+  'createdAt',
+  'updatedAt',
+  'billingAddress',
+  'paymentTerm',
+  'collectionMode',
+] as const;

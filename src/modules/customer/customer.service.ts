@@ -1,0 +1,80 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { RequestContext } from '../../context.ts';
+import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
+import { DomainError } from '../../errors.ts';
+import {
+  BILLING_ADDRESS_FIELDS,
+  type BillingAddress,
+  type Customer,
+  CustomerSchema,
+} from './customer.entity.ts';
+import type { CustomerCreateInput, CustomerUpdateInput } from './customer.input.ts';
+
+const emptyAddress = (): BillingAddress =>
+  Object.fromEntries(BILLING_ADDRESS_FIELDS.map((field) => [field, null])) as BillingAddress;
+
+/** Customers of one environment: the rules both the GraphQL and the REST face go through. */
+export class CustomerService {
+  private readonly ctx: RequestContext;
+
+  constructor(ctx: RequestContext) {
+    this.ctx = ctx;
+  }
+
+  async get(id: string): Promise<Customer> {
+    const customer = await this.ctx.loaders.customerById.load(id);
+    if (!customer) throw DomainError.notFound('Customer', id);
+    return customer;
+  }
+
+  list(page: PageArgs): Promise<Connection<Customer>> {
+    return keysetPage(this.ctx.em, CustomerSchema, { environmentId: this.ctx.environmentId }, page);
+  }
+
+  async create(input: CustomerCreateInput): Promise<Customer> {
+    const customer = this.ctx.em.create(CustomerSchema, {
+      environmentId: this.ctx.environmentId,
+      name: input.name,
+      companyName: input.companyName ?? null,
+      handle: input.handle ?? null,
+      email: input.email ?? null,
+      currency: input.currency ?? null,
+      paymentTerm: input.paymentTerm ?? null,
+      collectionMode: input.collectionMode,
+      billingAddress: { ...emptyAddress(), ...input.billingAddress },
+    });
+    await this.flush();
+    return customer;
+  }
+
+  /** Applies the fields present in `input`; `null` clears a field, an absent one stays. */
+  async update(id: string, input: CustomerUpdateInput): Promise<Customer> {
+    const customer = await this.get(id);
+    const { billingAddress, ...fields } = input;
+    for (const [key, value] of Object.entries(fields)) {
+      if (value !== undefined) Object.assign(customer, { [key]: value });
+    }
+    if (billingAddress !== undefined) {
+      customer.billingAddress = { ...emptyAddress(), ...billingAddress };
+    }
+    customer.updatedAt = new Date();
+    await this.flush();
+    return customer;
+  }
+
+  private async flush(): Promise<void> {
+    try {
+      await this.ctx.em.flush();
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) {
+        this.ctx.em.clear();
+        throw DomainError.onField(
+          'DUPLICATE',
+          ['handle'],
+          'another customer of this environment has this handle',
+        );
+      }
+      throw error;
+    }
+  }
+}

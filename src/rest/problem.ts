@@ -1,0 +1,91 @@
+import { DomainError, type DomainErrorCode, toJsonPointer } from '../errors.ts';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export type Problem = {
+  type?: string;
+  title: string;
+  status: number;
+  detail?: string;
+  instance?: string;
+  [extension: string]: unknown;
+};
+
+/** The one table from domain error codes to HTTP statuses. */
+const STATUS_BY_CODE: Record<DomainErrorCode, { status: number; title: string }> = {
+  INVALID_INPUT: { status: 400, title: 'Invalid request' },
+  NOT_FOUND: { status: 404, title: 'Not found' },
+  DUPLICATE: { status: 409, title: 'Duplicate' },
+  CONFLICT: { status: 409, title: 'Conflict' },
+  INVALID_REFERENCE: { status: 422, title: 'Unprocessable request' },
+  IDEMPOTENCY_MISMATCH: { status: 422, title: 'Idempotency key reused' },
+};
+
+export function problemResponse(problem: Problem, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ type: 'about:blank', ...problem }), {
+    status: problem.status,
+    headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...headers },
+  });
+}
+
+const CONNECTION_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57P01',
+  '57P03',
+  '08006',
+]);
+
+/** True for errors that mean "the database cannot be reached right now", not "the request is wrong". */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : '';
+  return (
+    (typeof code === 'string' && CONNECTION_ERRORS.has(code)) ||
+    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(message)
+  );
+}
+
+/** Maps anything a handler threw to a problem response; unexpected errors reveal nothing. */
+export function errorToProblem(
+  error: unknown,
+  instance: string,
+): { problem: Problem; headers?: Record<string, string> } {
+  if (error instanceof DomainError) {
+    const { status, title } = STATUS_BY_CODE[error.code];
+    const problem: Problem = { title, status, detail: error.message, instance, code: error.code };
+    if (error.issues.length > 0) {
+      problem.errors = error.issues.map((issue) => ({
+        pointer: toJsonPointer(issue.path),
+        detail: issue.message,
+      }));
+      if (error.code === 'INVALID_INPUT') {
+        problem.detail = error.issues
+          .map((issue) => `${toJsonPointer(issue.path) || '/'} ${issue.message}`)
+          .join('; ');
+      }
+    }
+    return { problem };
+  }
+  if (isDatabaseUnavailable(error)) {
+    return {
+      problem: {
+        title: 'Service unavailable',
+        status: 503,
+        detail: 'The database is unreachable; retry shortly.',
+        instance,
+      },
+      headers: { 'retry-after': '5' },
+    };
+  }
+  return {
+    problem: {
+      title: 'Internal server error',
+      status: 500,
+      detail: 'An unexpected error occurred.',
+      instance,
+    },
+  };
+}

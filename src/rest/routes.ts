@@ -1,0 +1,5 @@
+import { customerRoutes } from '../modules/customer/customer.rest.ts';
+import type { Route } from './router.ts';
+
+/** Every documented REST operation. */
+export const routes: Route[] = [...customerRoutes];
