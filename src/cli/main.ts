@@ -1,0 +1,141 @@
+import { parseArgs } from 'node:util';
+import { validate as isUuid } from 'uuid';
+import { AccessService } from '../auth/access.service.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { openDatabase } from '../db/database.ts';
+import { migrate, type Orm, openOrm } from '../db/orm.ts';
+import { createLogger } from '../logger.ts';
+
+const USAGE = `Usage: npm run -s cli -- <command> [options]
+
+Commands:
+  env create --name <name> [--json]                       create an environment
+  env list [--json]                                       list environments
+  token create --env <uuid> [--env <uuid> ...] [--name <label>] [--json]
+                                                          create an API token (the secret is shown once)
+  token list [--json]                                     list tokens (never their secrets)
+  token revoke <id>                                       revoke a token
+  migrate                                                 apply pending database migrations
+
+The database is DATABASE_URL when set, otherwise the embedded one under DATA_DIR (default .data),
+joined while the server runs or started for the command.`;
+
+class UsageError extends Error {}
+
+type Output = { json: unknown; text: string };
+
+async function run(orm: Orm, argv: string[]): Promise<Output> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      name: { type: 'string' },
+      env: { type: 'string', multiple: true },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const [command, action, ...rest] = positionals;
+  const access = new AccessService(orm.em.fork());
+
+  switch (`${command ?? ''} ${action ?? ''}`.trim()) {
+    case 'env create': {
+      if (!values.name?.trim()) throw new UsageError('env create needs --name <name>');
+      const environment = await access.createEnvironment(values.name.trim());
+      return {
+        json: { id: environment.id, name: environment.name },
+        text: `${environment.id}  ${environment.name}`,
+      };
+    }
+    case 'env list': {
+      const environments = await access.listEnvironments();
+      return {
+        json: environments.map(({ id, name, createdAt }) => ({ id, name, createdAt })),
+        text: environments.map(({ id, name }) => `${id}  ${name}`).join('\n') || '(no environments)',
+      };
+    }
+    case 'token create': {
+      const environmentIds = values.env ?? [];
+      if (environmentIds.length === 0) throw new UsageError('token create needs at least one --env <uuid>');
+      const bad = environmentIds.find((id) => !isUuid(id));
+      if (bad) throw new UsageError(`--env ${bad} is not a UUID`);
+      const { token, secret } = await access.createToken(environmentIds, values.name);
+      return {
+        json: { id: token.id, token: secret },
+        text: `token ${token.id} created; its secret is shown only now:\n${secret}`,
+      };
+    }
+    case 'token list': {
+      const tokens = await access.listTokens();
+      return {
+        json: tokens.map((token) => ({
+          id: token.id,
+          name: token.name,
+          prefix: token.prefix,
+          environmentIds: token.environmentIds,
+          createdAt: token.createdAt,
+          lastUsedAt: token.lastUsedAt,
+          revokedAt: token.revokedAt,
+        })),
+        text:
+          tokens
+            .map(
+              (token) =>
+                `${token.id}  ${token.prefix}…  ${token.revokedAt ? 'revoked' : 'active '}  ${token.name ?? ''}`,
+            )
+            .join('\n') || '(no tokens)',
+      };
+    }
+    case 'token revoke': {
+      const [id] = rest;
+      if (!id || !isUuid(id)) throw new UsageError('token revoke needs the token id (a UUID)');
+      if (!(await access.revokeToken(id))) throw new UsageError(`no token has id ${id}`);
+      return { json: { id, revoked: true }, text: `token ${id} revoked` };
+    }
+    case 'migrate': {
+      const applied = await migrate(orm);
+      return {
+        json: { applied },
+        text: applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date',
+      };
+    }
+    default:
+      throw new UsageError(command ? `unknown command: ${positionals.join(' ')}` : 'no command given');
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    return 0;
+  }
+  const config = loadConfig();
+  const logger = createLogger('warn', false);
+  const database = await openDatabase(config, logger);
+  const orm = await openOrm(database.url, { poolMax: 2 });
+  try {
+    const output = await run(orm, argv);
+    console.log(argv.includes('--json') ? JSON.stringify(output.json) : output.text);
+    return 0;
+  } finally {
+    await orm.close();
+    await database.stop();
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (error) {
+  const usage =
+    error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+  if (usage) {
+    console.error(`error: ${(error as Error).message}\n\n${USAGE}`);
+    process.exitCode = 2;
+  } else if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exitCode = 1;
+  } else {
+    console.error(`error: ${(error as Error).message}`);
+    process.exitCode = 1;
+  }
+}

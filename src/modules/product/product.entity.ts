@@ -1,0 +1,25 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { newId } from '../../db/ids.ts';
+
+export const ProductSchema = defineEntity({
+  name: 'Product',
+  tableName: 'product',
+  uniques: [{ properties: ['environmentId', 'handle'] }],
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => newId()),
+    environmentId: p.uuid(),
+    name: p.string().length(250),
+    /** Handle or SKU; an invoice item whose `sku` equals it takes its defaults from this product. */
+    handle: p.string().length(250).nullable(),
+    description: p.text().nullable(),
+    /** `code` of a tax code of the same environment. */
+    taxCode: p.string().length(64).nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().nullable(),
+  },
+});
+
+export type Product = InferEntity<typeof ProductSchema>;
