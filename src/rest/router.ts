@@ -1,4 +1,5 @@
 import { validate as isUuid } from 'uuid';
+import type { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -17,10 +18,17 @@ export type RestRequest = {
 
 export type RestResult = { status: number; body: unknown; headers?: Record<string, string> };
 
-/** One documented method + path pair. Path parameters are written `{name}` and are UUIDs. */
+/**
+ * One documented method + path pair. Path parameters are written `{name}` and are UUIDs. `body` is
+ * the zod schema the handler parses the request with and `response.schema` the shape it answers
+ * with: the same schemas document the operation (OpenAPI), so the two cannot drift apart.
+ */
 export type Route = {
   method: HttpMethod;
   path: string;
+  summary: string;
+  body?: z.ZodType;
+  response: { status: number; description: string; schema: z.ZodType };
   handler: (req: RestRequest) => Promise<RestResult>;
 };
 

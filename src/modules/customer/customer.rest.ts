@@ -1,19 +1,37 @@
+import { z } from 'zod';
 import type { Route } from '../../rest/router.ts';
 import { parseInput, withoutReadOnly } from '../../validation.ts';
-import { BILLING_ADDRESS_FIELDS, type Customer } from './customer.entity.ts';
+import { BILLING_ADDRESS_FIELDS, COLLECTION_MODES, type Customer } from './customer.entity.ts';
 import { CUSTOMER_READ_ONLY_FIELDS, CustomerPatchBody } from './customer.input.ts';
 import { CustomerService } from './customer.service.ts';
 
-/** The customer as contract 2.6 shows it (no companyName: the contract's response does not list it). */
-export const customerResponse = (customer: Customer) => ({
+/** Contract 2.5 and 2.6 (no companyName: the contract's customer response does not list it). */
+export const BillingAddressResponse = z.object(
+  Object.fromEntries(BILLING_ADDRESS_FIELDS.map((field) => [field, z.string().nullable()])),
+);
+export const CustomerResponse = z.object({
+  id: z.uuid(),
+  name: z.string().nullable(),
+  handle: z.string().nullable(),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime().nullable(),
+  billingAddress: BillingAddressResponse,
+  paymentTerm: z.string().nullable(),
+  email: z.string().nullable(),
+  currency: z.string().nullable(),
+  collectionMode: z.enum(COLLECTION_MODES),
+});
+
+export const billingAddressResponse = (address: Customer['billingAddress']) =>
+  Object.fromEntries(BILLING_ADDRESS_FIELDS.map((field) => [field, address[field] ?? null]));
+
+export const customerResponse = (customer: Customer): z.infer<typeof CustomerResponse> => ({
   id: customer.id,
   name: customer.name,
   handle: customer.handle,
   createdAt: customer.createdAt.toISOString(),
   updatedAt: customer.updatedAt?.toISOString() ?? null,
-  billingAddress: Object.fromEntries(
-    BILLING_ADDRESS_FIELDS.map((field) => [field, customer.billingAddress[field] ?? null]),
-  ),
+  billingAddress: billingAddressResponse(customer.billingAddress),
   paymentTerm: customer.paymentTerm,
   email: customer.email,
   currency: customer.currency,
@@ -24,6 +42,8 @@ export const customerRoutes: Route[] = [
   {
     method: 'GET',
     path: '/customers/{customerId}',
+    summary: 'Read a customer',
+    response: { status: 200, description: 'The customer', schema: CustomerResponse },
     handler: async ({ ctx, params }) => ({
       status: 200,
       body: customerResponse(await new CustomerService(ctx).get(params.customerId as string)),
@@ -32,6 +52,9 @@ export const customerRoutes: Route[] = [
   {
     method: 'PATCH',
     path: '/customers/{customerId}',
+    summary: 'Update a customer (absent fields stay, null clears)',
+    body: CustomerPatchBody,
+    response: { status: 200, description: 'The updated customer', schema: CustomerResponse },
     handler: async ({ ctx, params, body }) => {
       const input = parseInput(CustomerPatchBody, withoutReadOnly(body, CUSTOMER_READ_ONLY_FIELDS));
       const customer = await new CustomerService(ctx).update(params.customerId as string, input);
