@@ -28,13 +28,13 @@ export const billingAddressResponse = (address: Customer['billingAddress']) =>
 export const customerResponse = (customer: Customer): z.infer<typeof CustomerResponse> => ({
   id: customer.id,
   name: customer.name,
-  handle: customer.handle,
+  handle: customer.handle ?? null,
   createdAt: customer.createdAt.toISOString(),
   updatedAt: customer.updatedAt?.toISOString() ?? null,
   billingAddress: billingAddressResponse(customer.billingAddress),
-  paymentTerm: customer.paymentTerm,
-  email: customer.email,
-  currency: customer.currency,
+  paymentTerm: customer.paymentTerm ?? null,
+  email: customer.email ?? null,
+  currency: customer.currency ?? null,
   collectionMode: customer.collectionMode,
 });
 
