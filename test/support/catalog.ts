@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { TestApp, TestEnvironment } from './harness.ts';
+import type { TestApp, TestEnvironment, TestResponse } from './harness.ts';
 
 /** Runs a GraphQL operation that must succeed without errors and returns its `data`. */
 export async function gql(
@@ -56,3 +56,7 @@ export const createLedgerAccount = (t: TestApp, env: TestEnvironment, input: Rec
 
 /** A string of `length` characters. */
 export const text = (length: number, character = 'x') => character.repeat(length);
+
+/** The JSON Pointers a problem response names, in order. */
+export const pointers = (response: TestResponse): string[] | undefined =>
+  (response.body.errors as { pointer: string }[] | undefined)?.map((error) => error.pointer);

@@ -1,13 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AccountSetResponse } from '../../../src/modules/ledger/ledger.rest.ts';
-import { createLedgerAccount, gql, mutate, text } from '../../support/catalog.ts';
-import {
-  expectProblem,
-  setupTestApp,
-  type TestEnvironment,
-  type TestResponse,
-} from '../../support/harness.ts';
+import { createLedgerAccount, gql, mutate, pointers, text } from '../../support/catalog.ts';
+import { expectProblem, setupTestApp, type TestEnvironment } from '../../support/harness.ts';
 
 const t = setupTestApp();
 
@@ -38,9 +33,6 @@ async function fourAccounts(as = env) {
 }
 
 const post = (body: unknown) => t.rest('POST', '/accountsets', { env, body });
-
-const pointers = (response: TestResponse) =>
-  (response.body.errors as { pointer: string }[]).map((error) => error.pointer);
 
 beforeAll(async () => {
   env = await t.createEnvironment('Main');

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PriceResponse } from '../../../src/modules/price/price.rest.ts';
-import { gql, text } from '../../support/catalog.ts';
+import { gql, pointers, text } from '../../support/catalog.ts';
 import {
   expectProblem,
   setupTestApp,
@@ -51,9 +51,6 @@ async function createPrice(body: Record<string, unknown> = validPrice(), as = en
   expect(response.status, JSON.stringify(response.body)).toBe(201);
   return response.body;
 }
-
-const pointers = (response: TestResponse) =>
-  (response.body.errors as { pointer: string }[] | undefined)?.map((error) => error.pointer);
 
 function expectInvalid(response: TestResponse, expected: string[]) {
   expectProblem(response, 400);
