@@ -16,12 +16,6 @@ export class AccountSetService {
     this.ctx = ctx;
   }
 
-  async get(id: string): Promise<AccountSet> {
-    const accountSet = await this.ctx.loaders.accountSetById.load(id);
-    if (!accountSet) throw DomainError.notFound('Account set', id);
-    return accountSet;
-  }
-
   list(page: PageArgs): Promise<Connection<AccountSet>> {
     return keysetPage(this.ctx.em, AccountSetSchema, { environmentId: this.ctx.environmentId }, page);
   }
