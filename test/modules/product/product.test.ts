@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { createRequestContext } from '../../../src/context.ts';
 import { ProductResponse } from '../../../src/modules/product/product.rest.ts';
+import { ProductService } from '../../../src/modules/product/product.service.ts';
 import { createProduct, createTaxCode, gql, pointers, text } from '../../support/catalog.ts';
 import { expectProblem, setupTestApp, type TestEnvironment } from '../../support/harness.ts';
 
@@ -116,6 +118,18 @@ describe('GraphQL products', () => {
       { id: foreign.id },
     );
     expect(update.productUpdate).toEqual({ product: null, userErrors: [{ code: 'NOT_FOUND' }] });
+  });
+});
+
+describe('ProductService.findByHandle (what invoicing calls)', () => {
+  it('finds a product of the environment by handle, and nothing of another environment', async () => {
+    const handle = uniqueHandle();
+    const created = await createProduct(t, env, { name: 'By handle', handle });
+    const service = (environmentId: string) =>
+      new ProductService(createRequestContext(t.orm.em.fork(), environmentId, {} as never));
+
+    expect((await service(env.id).findByHandle(handle))?.id).toBe(created.id);
+    expect(await service(other.id).findByHandle(handle)).toBeNull();
   });
 });
 
