@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { DomainError, type FieldIssue } from './errors.ts';
 
 /** Flattens zod issues into one issue per field; an unknown key becomes an issue at that key. */
@@ -23,4 +23,19 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
 export function withoutReadOnly(body: unknown, readOnly: readonly string[]): unknown {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
   return Object.fromEntries(Object.entries(body).filter(([key]) => !readOnly.includes(key)));
+}
+
+/**
+ * A trimmed string of `min` to `max` characters, counted as PostgreSQL counts `varchar(n)`: code
+ * points, so an emoji is one character (zod's own `max` counts UTF-16 units and would call it two).
+ */
+export function boundedText(min: number, max: number) {
+  const length = (value: string) => [...value].length;
+  return z
+    .string()
+    .trim()
+    .refine((value) => length(value) >= min, {
+      error: min === 1 ? 'must not be empty' : `must be at least ${min} characters long`,
+    })
+    .refine((value) => length(value) <= max, { error: `must be at most ${max} characters long` });
 }

@@ -1,7 +1,19 @@
 import { ApiTokenSchema } from '../auth/api-token.entity.ts';
 import { EnvironmentSchema } from '../auth/environment.entity.ts';
 import { CustomerSchema } from '../modules/customer/customer.entity.ts';
+import { AccountSetSchema } from '../modules/ledger/account-set.entity.ts';
+import { LedgerAccountSchema } from '../modules/ledger/ledger-account.entity.ts';
+import { PriceSchema } from '../modules/price/price.entity.ts';
 import { ProductSchema } from '../modules/product/product.entity.ts';
 import { TaxCodeSchema } from '../modules/tax/tax-code.entity.ts';
 
-export const entities = [EnvironmentSchema, ApiTokenSchema, CustomerSchema, TaxCodeSchema, ProductSchema];
+export const entities = [
+  EnvironmentSchema,
+  ApiTokenSchema,
+  CustomerSchema,
+  TaxCodeSchema,
+  ProductSchema,
+  PriceSchema,
+  LedgerAccountSchema,
+  AccountSetSchema,
+];

@@ -1,5 +1,9 @@
 import { lexicographicSortSchema } from 'graphql';
 import { builder } from './builder.ts';
 import '../modules/customer/customer.graphql.ts';
+import '../modules/ledger/ledger.graphql.ts';
+import '../modules/price/price.graphql.ts';
+import '../modules/product/product.graphql.ts';
+import '../modules/tax/tax-code.graphql.ts';
 
 export const schema = lexicographicSortSchema(builder.toSchema());

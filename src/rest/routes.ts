@@ -1,5 +1,8 @@
 import { customerRoutes } from '../modules/customer/customer.rest.ts';
+import { ledgerRoutes } from '../modules/ledger/ledger.rest.ts';
+import { priceRoutes } from '../modules/price/price.rest.ts';
+import { productRoutes } from '../modules/product/product.rest.ts';
 import type { Route } from './router.ts';
 
 /** Every documented REST operation. */
-export const routes: Route[] = [...customerRoutes];
+export const routes: Route[] = [...customerRoutes, ...productRoutes, ...priceRoutes, ...ledgerRoutes];

@@ -1,5 +1,5 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { RequestContext } from '../../context.ts';
+import { flushOrFail } from '../../db/flush.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
 import {
@@ -62,19 +62,10 @@ export class CustomerService {
     return customer;
   }
 
-  private async flush(): Promise<void> {
-    try {
-      await this.ctx.em.flush();
-    } catch (error) {
-      if (error instanceof UniqueConstraintViolationException) {
-        this.ctx.em.clear();
-        throw DomainError.onField(
-          'DUPLICATE',
-          ['handle'],
-          'another customer of this environment has this handle',
-        );
-      }
-      throw error;
-    }
+  private flush(): Promise<void> {
+    return flushOrFail(this.ctx.em, {
+      unique: () =>
+        DomainError.onField('DUPLICATE', ['handle'], 'another customer of this environment has this handle'),
+    });
   }
 }

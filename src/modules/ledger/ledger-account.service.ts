@@ -1,0 +1,59 @@
+import type { RequestContext } from '../../context.ts';
+import { flushOrFail } from '../../db/flush.ts';
+import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
+import { DomainError } from '../../errors.ts';
+import type { LedgerAccountCreateInput, LedgerAccountUpdateInput } from './ledger.input.ts';
+import { type LedgerAccount, LedgerAccountSchema } from './ledger-account.entity.ts';
+
+/** Ledger accounts of one environment. */
+export class LedgerAccountService {
+  private readonly ctx: RequestContext;
+
+  constructor(ctx: RequestContext) {
+    this.ctx = ctx;
+  }
+
+  async get(id: string): Promise<LedgerAccount> {
+    const account = await this.ctx.loaders.ledgerAccountById.load(id);
+    if (!account) throw DomainError.notFound('Ledger account', id);
+    return account;
+  }
+
+  list(page: PageArgs): Promise<Connection<LedgerAccount>> {
+    return keysetPage(this.ctx.em, LedgerAccountSchema, { environmentId: this.ctx.environmentId }, page);
+  }
+
+  async create(input: LedgerAccountCreateInput): Promise<LedgerAccount> {
+    const account = this.ctx.em.create(LedgerAccountSchema, {
+      environmentId: this.ctx.environmentId,
+      ...input,
+    });
+    await this.flush();
+    return account;
+  }
+
+  /**
+   * Applies the fields present in `input`. Barring an account keeps the account sets that use it
+   * as they are; it only stops new sets from naming it.
+   */
+  async update(id: string, input: LedgerAccountUpdateInput): Promise<LedgerAccount> {
+    const account = await this.get(id);
+    for (const [key, value] of Object.entries(input)) {
+      if (value !== undefined) Object.assign(account, { [key]: value });
+    }
+    account.updatedAt = new Date();
+    await this.flush();
+    return account;
+  }
+
+  private flush(): Promise<void> {
+    return flushOrFail(this.ctx.em, {
+      unique: () =>
+        DomainError.onField(
+          'DUPLICATE',
+          ['accountingCode'],
+          'another ledger account of this environment has this accounting code',
+        ),
+    });
+  }
+}

@@ -1,0 +1,102 @@
+import { builder } from '../../graphql/builder.ts';
+import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import { BILLING_METHODS, PRICE_MODELS, type Price, PURCHASES, TERM_UNITS } from './price.entity.ts';
+import { PriceCreateInput, PriceUpdateInput } from './price.input.ts';
+import { PriceService } from './price.service.ts';
+
+export const TermUnitEnum = builder.enumType('TermUnit', { values: TERM_UNITS });
+export const PurchaseEnum = builder.enumType('Purchase', { values: PURCHASES });
+export const PriceModelEnum = builder.enumType('PriceModel', { values: PRICE_MODELS });
+export const BillingMethodEnum = builder.enumType('BillingMethod', { values: BILLING_METHODS });
+
+const PRICING_DESCRIPTION =
+  'Lowercase ISO 4217 currency code -> entry in minor units, shaped by priceModel: ' +
+  'fee {amount}; volume and graduated {tiers: [{upTo, unitAmount, flatAmount?}], last upTo null}; ' +
+  'package {amount, packageSize}.';
+
+export const PriceRef = builder.objectRef<Price>('Price').implement({
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    name: t.exposeString('name'),
+    description: t.exposeString('description', {
+      nullable: true,
+      description: "Internal notes for the operator's team, hidden from customers.",
+    }),
+    termUnit: t.expose('termUnit', { type: TermUnitEnum }),
+    termCount: t.exposeInt('termCount', {
+      description: 'Billing cycle length in termUnits (30 with day: 30 days).',
+    }),
+    purchase: t.expose('purchase', { type: PurchaseEnum, description: 'Fixed at creation.' }),
+    priceModel: t.expose('priceModel', { type: PriceModelEnum }),
+    method: t.expose('method', {
+      type: BillingMethodEnum,
+      description: 'When periods are billed. Fixed at creation; not part of the REST response.',
+    }),
+    pricing: t.expose('pricing', { type: 'JSONObject', description: PRICING_DESCRIPTION }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+const PriceCreateInputRef = builder
+  .inputType('PriceCreateInput', {
+    fields: (t) => ({
+      name: t.string({ required: true, description: '1 to 250 characters.' }),
+      termUnit: t.field({ type: TermUnitEnum, required: true }),
+      termCount: t.int({ required: true, description: '1 to 10000.' }),
+      purchase: t.field({ type: PurchaseEnum, required: true, description: 'Fixed at creation.' }),
+      priceModel: t.field({ type: PriceModelEnum, required: true }),
+      method: t.field({ type: BillingMethodEnum, required: true, description: 'Fixed at creation.' }),
+      description: t.string({ description: 'At most 4000 characters.' }),
+      pricing: t.field({ type: 'JSONObject', description: PRICING_DESCRIPTION }),
+    }),
+  })
+  .validate(PriceCreateInput);
+
+const PriceUpdateInputRef = builder
+  .inputType('PriceUpdateInput', {
+    description:
+      'Replaces the price: a description or pricing left out is cleared. purchase and method are fixed at creation.',
+    fields: (t) => ({
+      name: t.string({ required: true, description: '1 to 250 characters.' }),
+      termUnit: t.field({ type: TermUnitEnum, required: true }),
+      termCount: t.int({ required: true, description: '1 to 10000.' }),
+      priceModel: t.field({ type: PriceModelEnum, required: true }),
+      description: t.string({ description: 'At most 4000 characters.' }),
+      pricing: t.field({ type: 'JSONObject', description: PRICING_DESCRIPTION }),
+    }),
+  })
+  .validate(PriceUpdateInput);
+
+const PriceCreatePayload = payloadType('PriceCreatePayload', 'price', PriceRef);
+const PriceUpdatePayload = payloadType('PriceUpdatePayload', 'price', PriceRef);
+
+builder.queryFields((t) => ({
+  price: t.field({
+    type: PriceRef,
+    nullable: true,
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (_root, { id }, ctx) => ctx.loaders.priceById.load(id),
+  }),
+  prices: t.connection({
+    type: PriceRef,
+    resolve: (_root, args, ctx) => new PriceService(ctx).list(args),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  priceCreate: t.field({
+    type: PriceCreatePayload,
+    args: { input: t.arg({ type: PriceCreateInputRef, required: true }) },
+    resolve: (_root, { input }, ctx) => withUserErrors('price', () => new PriceService(ctx).create(input)),
+  }),
+  priceUpdate: t.field({
+    type: PriceUpdatePayload,
+    args: {
+      id: t.arg({ type: 'UUID', required: true }),
+      input: t.arg({ type: PriceUpdateInputRef, required: true }),
+    },
+    resolve: (_root, { id, input }, ctx) =>
+      withUserErrors('price', () => new PriceService(ctx).update(id, input)),
+  }),
+}));

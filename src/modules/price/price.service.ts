@@ -1,0 +1,65 @@
+import type { RequestContext } from '../../context.ts';
+import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
+import { DomainError, type FieldIssue } from '../../errors.ts';
+import { type Price, PriceSchema } from './price.entity.ts';
+import type { PriceCreateInput, PriceUpdateInput } from './price.input.ts';
+import type { Pricing } from './pricing.ts';
+
+/** Prices of one environment: the rules both faces go through. */
+export class PriceService {
+  private readonly ctx: RequestContext;
+
+  constructor(ctx: RequestContext) {
+    this.ctx = ctx;
+  }
+
+  async get(id: string): Promise<Price> {
+    const price = await this.ctx.loaders.priceById.load(id);
+    if (!price) throw DomainError.notFound('Price', id);
+    return price;
+  }
+
+  list(page: PageArgs): Promise<Connection<Price>> {
+    return keysetPage(this.ctx.em, PriceSchema, { environmentId: this.ctx.environmentId }, page);
+  }
+
+  async create(input: PriceCreateInput): Promise<Price> {
+    const price = this.ctx.em.create(PriceSchema, {
+      environmentId: this.ctx.environmentId,
+      purchase: input.purchase,
+      method: input.method,
+      ...replaceable(input),
+    });
+    await this.ctx.em.flush();
+    return price;
+  }
+
+  /**
+   * Replaces every updatable field. `purchase` and `method` are fixed at creation: sending the
+   * stored value is accepted (and changes nothing), sending another one is refused.
+   */
+  async update(id: string, input: PriceUpdateInput): Promise<Price> {
+    const price = await this.get(id);
+    const fixed: FieldIssue[] = (['purchase', 'method'] as const)
+      .filter((field) => input[field] !== undefined && input[field] !== price[field])
+      .map((field) => ({
+        path: [field],
+        message: `is fixed at creation (${price[field]}) and cannot be changed; create a new price instead`,
+      }));
+    if (fixed.length > 0) throw DomainError.invalidInput(fixed);
+    Object.assign(price, replaceable(input), { updatedAt: new Date() });
+    await this.ctx.em.flush();
+    return price;
+  }
+}
+
+/** The fields a PUT replaces; what it leaves out is cleared. */
+const replaceable = (input: PriceUpdateInput) => ({
+  name: input.name,
+  termUnit: input.termUnit,
+  termCount: input.termCount,
+  priceModel: input.priceModel,
+  description: input.description ?? null,
+  // The input schema has checked every entry against `priceModel`.
+  pricing: (input.pricing ?? {}) as Pricing,
+});

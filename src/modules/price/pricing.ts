@@ -1,0 +1,112 @@
+import { Decimal } from 'decimal.js';
+import type { PriceModel } from './price.entity.ts';
+
+/*
+ * The price models as pure functions: quantity in, amount out, in minor units of the entry's
+ * currency (cents for eur, yen for jpy). Arithmetic is exact; the one rounding, half away from
+ * zero to a whole minor unit, happens at the very end. A quantity of zero always costs nothing.
+ */
+
+/** `fee`: `amount` per unit (may be a fraction of a minor unit, e.g. 0.25 cents per API call). */
+export type FeeEntry = { amount: number };
+
+/**
+ * One tier of a `volume` or `graduated` entry: it covers quantities above the previous tier's
+ * `upTo` up to and including its own; `upTo: null` (the last tier only) has no upper bound.
+ */
+export type Tier = { upTo: number | null; unitAmount: number; flatAmount?: number };
+export type TieredEntry = { tiers: Tier[] };
+
+/** `package`: `amount` per started package of `packageSize` units. */
+export type PackageEntry = { amount: number; packageSize: number };
+
+export type PricingEntryByModel = {
+  fee: FeeEntry;
+  volume: TieredEntry;
+  graduated: TieredEntry;
+  package: PackageEntry;
+};
+export type PricingEntry = PricingEntryByModel[PriceModel];
+
+/** A price's `pricing`: lowercase ISO 4217 currency code -> entry of the price's model. */
+export type Pricing = Record<string, PricingEntry>;
+
+export type Quantity = Decimal.Value;
+
+// Enough significant digits that no product or sum is rounded before the final rounding.
+const Exact = Decimal.clone({ precision: 100 });
+
+function quantityOf(value: Quantity): Decimal {
+  const quantity = new Exact(value);
+  if (!quantity.isFinite() || quantity.isNegative()) {
+    throw new RangeError(`quantity must be a finite number >= 0, got ${String(value)}`);
+  }
+  return quantity;
+}
+
+/** Rounds half away from zero to a whole minor unit; refuses what a JS number cannot hold exactly. */
+function toMinorUnits(amount: Decimal): number {
+  const rounded = amount.toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toNumber();
+  if (!Number.isSafeInteger(rounded)) {
+    throw new RangeError(`amount ${amount.toFixed()} exceeds the largest safe integer`);
+  }
+  return rounded;
+}
+
+/** Fee: every unit costs `amount`. */
+export function feeAmount(entry: FeeEntry, quantity: Quantity): number {
+  return toMinorUnits(quantityOf(quantity).times(entry.amount));
+}
+
+/** The tier covering `quantity`: the first whose `upTo` is at least the quantity, or the unbounded one. */
+function tierFor(tiers: Tier[], quantity: Decimal): Tier {
+  const tier = tiers.find(({ upTo }) => upTo === null || quantity.lte(upTo));
+  if (!tier) throw beyondLastTier(quantity);
+  return tier;
+}
+
+const beyondLastTier = (quantity: Decimal) =>
+  new RangeError(`quantity ${quantity.toFixed()} lies beyond the last tier, which must be unbounded`);
+
+/** Volume: the whole quantity at the unit amount of the tier it falls into, plus that tier's flat amount. */
+export function volumeAmount(entry: TieredEntry, quantity: Quantity): number {
+  const q = quantityOf(quantity);
+  if (q.isZero()) return 0;
+  const tier = tierFor(entry.tiers, q);
+  return toMinorUnits(q.times(tier.unitAmount).plus(tier.flatAmount ?? 0));
+}
+
+/** Graduated: each slice of the quantity at its own tier's unit amount, plus the flat amount of every tier reached. */
+export function graduatedAmount(entry: TieredEntry, quantity: Quantity): number {
+  const q = quantityOf(quantity);
+  let total = new Exact(0);
+  let lower = new Exact(0);
+  for (const tier of entry.tiers) {
+    if (q.lte(lower)) break;
+    const upper = tier.upTo === null ? q : Exact.min(q, tier.upTo);
+    total = total.plus(upper.minus(lower).times(tier.unitAmount)).plus(tier.flatAmount ?? 0);
+    lower = upper;
+  }
+  if (q.gt(lower)) throw beyondLastTier(q);
+  return toMinorUnits(total);
+}
+
+/** Package: `amount` for every started package of `packageSize` units. */
+export function packageAmount(entry: PackageEntry, quantity: Quantity): number {
+  const packages = quantityOf(quantity).dividedBy(entry.packageSize).ceil();
+  return toMinorUnits(packages.times(entry.amount));
+}
+
+const AMOUNT_BY_MODEL: { [M in PriceModel]: (entry: PricingEntryByModel[M], quantity: Quantity) => number } =
+  {
+    fee: feeAmount,
+    volume: volumeAmount,
+    graduated: graduatedAmount,
+    package: packageAmount,
+  };
+
+/** The amount for `quantity` under `model`; `entry` is a validated entry of that model (a price's `pricing[currency]`). */
+export function priceAmount(model: PriceModel, entry: PricingEntry, quantity: Quantity): number {
+  const amount = AMOUNT_BY_MODEL[model] as (entry: PricingEntry, quantity: Quantity) => number;
+  return amount(entry, quantity);
+}

@@ -1,0 +1,81 @@
+import { builder } from '../../graphql/builder.ts';
+import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import type { Product } from './product.entity.ts';
+import { ProductCreateInput, ProductUpdateInput } from './product.input.ts';
+import { ProductService } from './product.service.ts';
+
+export const ProductRef = builder.objectRef<Product>('Product').implement({
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    name: t.exposeString('name'),
+    handle: t.exposeString('handle', {
+      nullable: true,
+      description:
+        'Handle or SKU, unique within the environment. Invoice items with this sku take their defaults from the product.',
+    }),
+    description: t.exposeString('description', { nullable: true }),
+    taxCode: t.exposeString('taxCode', {
+      nullable: true,
+      description: 'Code of a tax code of the environment.',
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+const ProductCreateInputRef = builder
+  .inputType('ProductCreateInput', {
+    fields: (t) => ({
+      name: t.string({ required: true }),
+      handle: t.string(),
+      description: t.string(),
+      taxCode: t.string({ description: 'Code of a tax code of the environment.' }),
+    }),
+  })
+  .validate(ProductCreateInput);
+
+const ProductUpdateInputRef = builder
+  .inputType('ProductUpdateInput', {
+    description: 'Fields left out stay as they are; fields set to null are cleared (name cannot be).',
+    fields: (t) => ({
+      name: t.string(),
+      handle: t.string(),
+      description: t.string(),
+      taxCode: t.string(),
+    }),
+  })
+  .validate(ProductUpdateInput);
+
+const ProductCreatePayload = payloadType('ProductCreatePayload', 'product', ProductRef);
+const ProductUpdatePayload = payloadType('ProductUpdatePayload', 'product', ProductRef);
+
+builder.queryFields((t) => ({
+  product: t.field({
+    type: ProductRef,
+    nullable: true,
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (_root, { id }, ctx) => ctx.loaders.productById.load(id),
+  }),
+  products: t.connection({
+    type: ProductRef,
+    resolve: (_root, args, ctx) => new ProductService(ctx).list(args),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  productCreate: t.field({
+    type: ProductCreatePayload,
+    args: { input: t.arg({ type: ProductCreateInputRef, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      withUserErrors('product', () => new ProductService(ctx).create(input)),
+  }),
+  productUpdate: t.field({
+    type: ProductUpdatePayload,
+    args: {
+      id: t.arg({ type: 'UUID', required: true }),
+      input: t.arg({ type: ProductUpdateInputRef, required: true }),
+    },
+    resolve: (_root, { id, input }, ctx) =>
+      withUserErrors('product', () => new ProductService(ctx).update(id, input)),
+  }),
+}));

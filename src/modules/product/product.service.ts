@@ -1,0 +1,72 @@
+import type { RequestContext } from '../../context.ts';
+import { flushOrFail } from '../../db/flush.ts';
+import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
+import { DomainError } from '../../errors.ts';
+import { TaxCodeService } from '../tax/tax-code.service.ts';
+import { type Product, ProductSchema } from './product.entity.ts';
+import type { ProductCreateInput, ProductUpdateInput } from './product.input.ts';
+
+const unknownTaxCode = () =>
+  DomainError.onField('INVALID_REFERENCE', ['taxCode'], 'is not the code of a tax code of this environment');
+
+/** Products of one environment: the rules both the GraphQL and the REST face go through. */
+export class ProductService {
+  private readonly ctx: RequestContext;
+
+  constructor(ctx: RequestContext) {
+    this.ctx = ctx;
+  }
+
+  async get(id: string): Promise<Product> {
+    const product = await this.ctx.loaders.productById.load(id);
+    if (!product) throw DomainError.notFound('Product', id);
+    return product;
+  }
+
+  /** The product whose handle (SKU) this is, or null when the environment has none. */
+  findByHandle(handle: string): Promise<Product | null> {
+    return this.ctx.em.findOne(ProductSchema, { environmentId: this.ctx.environmentId, handle });
+  }
+
+  list(page: PageArgs): Promise<Connection<Product>> {
+    return keysetPage(this.ctx.em, ProductSchema, { environmentId: this.ctx.environmentId }, page);
+  }
+
+  async create(input: ProductCreateInput): Promise<Product> {
+    await this.checkTaxCode(input.taxCode);
+    const product = this.ctx.em.create(ProductSchema, {
+      environmentId: this.ctx.environmentId,
+      name: input.name,
+      handle: input.handle ?? null,
+      description: input.description ?? null,
+      taxCode: input.taxCode ?? null,
+    });
+    await this.flush();
+    return product;
+  }
+
+  /** Applies the fields present in `input`; `null` clears a field, an absent one stays. */
+  async update(id: string, input: ProductUpdateInput): Promise<Product> {
+    const product = await this.get(id);
+    await this.checkTaxCode(input.taxCode);
+    for (const [key, value] of Object.entries(input)) {
+      if (value !== undefined) Object.assign(product, { [key]: value });
+    }
+    product.updatedAt = new Date();
+    await this.flush();
+    return product;
+  }
+
+  private async checkTaxCode(code: string | null | undefined): Promise<void> {
+    if (code != null && !(await new TaxCodeService(this.ctx).findByCode(code))) throw unknownTaxCode();
+  }
+
+  private flush(): Promise<void> {
+    return flushOrFail(this.ctx.em, {
+      unique: () =>
+        DomainError.onField('DUPLICATE', ['handle'], 'another product of this environment has this handle'),
+      // checkTaxCode answers first; the foreign key is the last word should the code vanish meanwhile.
+      foreignKey: unknownTaxCode,
+    });
+  }
+}

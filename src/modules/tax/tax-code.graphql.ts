@@ -1,0 +1,76 @@
+import { builder } from '../../graphql/builder.ts';
+import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import type { TaxCode } from './tax-code.entity.ts';
+import { TaxCodeCreateInput, TaxCodeUpdateInput } from './tax-code.input.ts';
+import { TaxCodeService } from './tax-code.service.ts';
+
+export const TaxCodeRef = builder.objectRef<TaxCode>('TaxCode').implement({
+  description: 'A tax code of the environment; products and invoice items name it by code.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    code: t.exposeString('code', { description: 'Unique within the environment; fixed at creation.' }),
+    rate: t.float({
+      description: 'Percentage: 25 means 25 %. At most 4 decimals.',
+      resolve: (taxCode) => Number(taxCode.rate),
+    }),
+    description: t.exposeString('description', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+const TaxCodeCreateInputRef = builder
+  .inputType('TaxCodeCreateInput', {
+    fields: (t) => ({
+      code: t.string({ required: true, description: '1 to 64 characters, unique within the environment.' }),
+      rate: t.float({ required: true, description: 'Percentage from 0 to 100, at most 4 decimals.' }),
+      description: t.string(),
+    }),
+  })
+  .validate(TaxCodeCreateInput);
+
+const TaxCodeUpdateInputRef = builder
+  .inputType('TaxCodeUpdateInput', {
+    description:
+      'Fields left out stay as they are; a null description is cleared. The code cannot change. ' +
+      'Invoice items keep the rate they were created with.',
+    fields: (t) => ({
+      rate: t.float(),
+      description: t.string(),
+    }),
+  })
+  .validate(TaxCodeUpdateInput);
+
+const TaxCodeCreatePayload = payloadType('TaxCodeCreatePayload', 'taxCode', TaxCodeRef);
+const TaxCodeUpdatePayload = payloadType('TaxCodeUpdatePayload', 'taxCode', TaxCodeRef);
+
+builder.queryFields((t) => ({
+  taxCode: t.field({
+    type: TaxCodeRef,
+    nullable: true,
+    args: { code: t.arg.string({ required: true }) },
+    resolve: (_root, { code }, ctx) => new TaxCodeService(ctx).findByCode(code),
+  }),
+  taxCodes: t.connection({
+    type: TaxCodeRef,
+    resolve: (_root, args, ctx) => new TaxCodeService(ctx).list(args),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  taxCodeCreate: t.field({
+    type: TaxCodeCreatePayload,
+    args: { input: t.arg({ type: TaxCodeCreateInputRef, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      withUserErrors('taxCode', () => new TaxCodeService(ctx).create(input)),
+  }),
+  taxCodeUpdate: t.field({
+    type: TaxCodeUpdatePayload,
+    args: {
+      id: t.arg({ type: 'UUID', required: true }),
+      input: t.arg({ type: TaxCodeUpdateInputRef, required: true }),
+    },
+    resolve: (_root, { id, input }, ctx) =>
+      withUserErrors('taxCode', () => new TaxCodeService(ctx).update(id, input)),
+  }),
+}));
