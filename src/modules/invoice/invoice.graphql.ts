@@ -230,7 +230,12 @@ const InvoiceSettleInputRef = builder
   .inputType('InvoiceSettleInput', {
     fields: (t) => ({
       date: t.field({ type: 'Date', required: true }),
-      amount: t.field({ type: 'SafeInt', required: true, description: 'Minor units, more than 0.' }),
+      amount: t.field({
+        type: 'SafeInt',
+        required: true,
+        description:
+          'Minor units: more than 0, or less than 0 (money paid out) when the invoice total is negative.',
+      }),
       reference: t.string(),
       note: t.string(),
     }),

@@ -118,10 +118,13 @@ export const InvoiceUpdateInput = z
   .refine(dueDateInOrder, dueDateRule);
 export type InvoiceUpdateInput = z.infer<typeof InvoiceUpdateInput>;
 
-/** A payment (or other settlement) received for a booked invoice, in minor units. */
+/**
+ * A payment (or other settlement) of a booked invoice, in minor units: received for a positive
+ * total, paid out (negative) for a negative one.
+ */
 export const SettlementInput = z.strictObject({
   date: CalendarDate,
-  amount: z.int().positive(),
+  amount: z.int().refine((amount) => amount !== 0, 'must not be 0'),
   reference: text(250).nullish(),
   note: text(1000).nullish(),
 });

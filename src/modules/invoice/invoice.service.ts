@@ -360,6 +360,16 @@ export class InvoiceService {
       if (invoice.status !== 'booked') {
         throw new DomainError('CONFLICT', 'only booked invoices can be settled; book the draft first');
       }
+      const direction = invoice.totalInclVat < 0 ? -1 : 1;
+      if (Math.sign(input.amount) !== direction) {
+        throw DomainError.onField(
+          'INVALID_INPUT',
+          ['amount'],
+          direction > 0
+            ? 'must be more than 0'
+            : 'must be less than 0: the invoice total is negative, so settling it pays money out',
+        );
+      }
       const settlement = this.addSettlement(tx, invoice, {
         date: input.date,
         amount: input.amount,
