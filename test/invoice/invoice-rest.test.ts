@@ -239,6 +239,7 @@ describe('POST /invoices and GET /invoices/{invoiceId}', () => {
     it.each([
       ['a memo over 400 characters', { memo: 'x'.repeat(401) }, '/memo'],
       ['a date that is not a date', { date: '2026-02-30' }, '/date'],
+      ['a date in year 0', { date: '0000-12-31' }, '/date'],
       ['a due date before the date', { dueDate: '2026-02-28' }, '/dueDate'],
       ['an unknown currency', { currency: 'XYZ' }, '/currency'],
       ['a customerId that is not a UUID', { customerId: 'ada' }, '/customerId'],

@@ -26,7 +26,10 @@ const Percentage = z.number().min(0).max(100).pipe(exactDecimal(4));
 export const CalendarDate = z.preprocess(
   (value) =>
     value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString().slice(0, 10) : value,
-  z.iso.date({ error: 'must be a date, YYYY-MM-DD' }),
+  z.iso
+    .date({ error: 'must be a date, YYYY-MM-DD' })
+    // PostgreSQL has no year 0.
+    .refine((date) => date >= '0001-01-01', 'must be a date from 0001-01-01 on'),
 );
 
 const text = (max: number) => z.string().trim().min(1).max(max);
