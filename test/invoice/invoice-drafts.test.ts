@@ -55,6 +55,23 @@ describe('draft invoices through GraphQL', () => {
     });
   });
 
+  it('answers invoiceCreate with userErrors for an unknown customer or a missing currency', async () => {
+    const cashless = await f.createCustomer(env, { name: 'Cashless', currency: null });
+
+    const unknown = await f.gql(env, CREATE, { input: { customerId: randomUUID(), date: '2026-05-01' } });
+    const noCurrency = await f.gql(env, CREATE, { input: { customerId: cashless, date: '2026-05-01' } });
+
+    expect(unknown.invoiceCreate).toEqual({
+      invoice: null,
+      userErrors: [
+        { field: ['input', 'customerId'], message: expect.any(String), code: 'INVALID_REFERENCE' },
+      ],
+    });
+    expect(noCurrency.invoiceCreate.userErrors).toEqual([
+      { field: ['input', 'currency'], message: expect.any(String), code: 'INVALID_REFERENCE' },
+    ]);
+  });
+
   it('updates the date, due date, memo and currency of a draft; absent fields stay', async () => {
     const draft = await createDraft();
 

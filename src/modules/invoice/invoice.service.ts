@@ -41,25 +41,8 @@ export type InvoiceDocument = {
   settlements: Settlement[];
 };
 
-/** The fields of an item that the service works out from a request. */
-type ItemFields = Pick<
-  InvoiceItem,
-  | 'quantity'
-  | 'unitAmount'
-  | 'sku'
-  | 'title'
-  | 'description'
-  | 'periodStart'
-  | 'periodEnd'
-  | 'taxCode'
-  | 'taxRate'
-  | 'discountPercentage'
-  | 'discountAmount'
-  | 'amount'
-  | 'taxAmount'
->;
-
-const ITEM_COPY_FIELDS = [
+/** The fields of an item that the service works out from a request, and that a credit note copies. */
+const ITEM_FIELDS = [
   'quantity',
   'unitAmount',
   'sku',
@@ -73,7 +56,8 @@ const ITEM_COPY_FIELDS = [
   'discountAmount',
   'amount',
   'taxAmount',
-] as const satisfies readonly (keyof ItemFields)[];
+] as const;
+type ItemFields = Pick<InvoiceItem, (typeof ITEM_FIELDS)[number]>;
 
 const customerSummary = (customer: Customer): InvoiceCustomer => ({
   id: customer.id,
@@ -429,7 +413,7 @@ export class InvoiceService {
       });
       await tx.flush();
       for (const line of selected) {
-        const copy = Object.fromEntries(ITEM_COPY_FIELDS.map((field) => [field, line[field]])) as ItemFields;
+        const copy = Object.fromEntries(ITEM_FIELDS.map((field) => [field, line[field]])) as ItemFields;
         tx.create(InvoiceItemSchema, { environmentId, invoiceId: note.id, creditedItemId: line.id, ...copy });
       }
       return note;
