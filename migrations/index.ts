@@ -1,10 +1,12 @@
 import { Migration20261121000000Foundation } from './Migration20261121000000Foundation.ts';
 import { Migration20261121000100TaxCodesProducts } from './Migration20261121000100TaxCodesProducts.ts';
 import { Migration20261121001000Catalog } from './Migration20261121001000Catalog.ts';
+import { Migration20261121002000Invoicing } from './Migration20261121002000Invoicing.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
   { name: 'Migration20261121000000Foundation', class: Migration20261121000000Foundation },
   { name: 'Migration20261121000100TaxCodesProducts', class: Migration20261121000100TaxCodesProducts },
   { name: 'Migration20261121001000Catalog', class: Migration20261121001000Catalog },
+  { name: 'Migration20261121002000Invoicing', class: Migration20261121002000Invoicing },
 ];

@@ -2,13 +2,23 @@ import type { EntityName, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import DataLoader from 'dataloader';
 import { type Customer, CustomerSchema } from './modules/customer/customer.entity.ts';
+import {
+  type Invoice,
+  type InvoiceItem,
+  InvoiceItemSchema,
+  InvoiceSchema,
+  type Settlement,
+  SettlementSchema,
+} from './modules/invoice/invoice.entity.ts';
 import { type AccountSet, AccountSetSchema } from './modules/ledger/account-set.entity.ts';
 import { type LedgerAccount, LedgerAccountSchema } from './modules/ledger/ledger-account.entity.ts';
 import { type Price, PriceSchema } from './modules/price/price.entity.ts';
 import { type Product, ProductSchema } from './modules/product/product.entity.ts';
 
+type TenantRow = { id: string; environmentId: string };
+
 /** Loads rows of `entity` by id in one query per tick; an id of another environment loads as null. */
-function byId<T extends { id: string; environmentId: string }>(
+function byId<T extends TenantRow>(
   em: EntityManager,
   environmentId: string,
   entity: EntityName<T>,
@@ -20,6 +30,26 @@ function byId<T extends { id: string; environmentId: string }>(
   });
 }
 
+/** Loads the rows of `entity` that belong to each invoice, in id order, in one query per tick. */
+function byInvoiceId<T extends TenantRow & { invoiceId: string }>(
+  em: EntityManager,
+  environmentId: string,
+  entity: EntityName<T>,
+): DataLoader<string, T[]> {
+  return new DataLoader(async (invoiceIds) => {
+    const rows = await em.find(
+      entity,
+      { environmentId, invoiceId: { $in: [...invoiceIds] } } as FilterQuery<T>,
+      {
+        orderBy: { id: 'asc' } as never,
+      },
+    );
+    const groups = new Map<string, T[]>(invoiceIds.map((key) => [key, []]));
+    for (const row of rows) groups.get(row.invoiceId)?.push(row);
+    return invoiceIds.map((key) => groups.get(key) ?? []);
+  });
+}
+
 /** Per-request batch loaders, always scoped to the request's environment. */
 export class Loaders {
   readonly customerById: DataLoader<string, Customer | null>;
@@ -27,6 +57,9 @@ export class Loaders {
   readonly priceById: DataLoader<string, Price | null>;
   readonly ledgerAccountById: DataLoader<string, LedgerAccount | null>;
   readonly accountSetById: DataLoader<string, AccountSet | null>;
+  readonly invoiceById: DataLoader<string, Invoice | null>;
+  readonly itemsByInvoiceId: DataLoader<string, InvoiceItem[]>;
+  readonly settlementsByInvoiceId: DataLoader<string, Settlement[]>;
 
   constructor(em: EntityManager, environmentId: string) {
     this.customerById = byId(em, environmentId, CustomerSchema);
@@ -34,5 +67,8 @@ export class Loaders {
     this.priceById = byId(em, environmentId, PriceSchema);
     this.ledgerAccountById = byId(em, environmentId, LedgerAccountSchema);
     this.accountSetById = byId(em, environmentId, AccountSetSchema);
+    this.invoiceById = byId(em, environmentId, InvoiceSchema);
+    this.itemsByInvoiceId = byInvoiceId(em, environmentId, InvoiceItemSchema);
+    this.settlementsByInvoiceId = byInvoiceId(em, environmentId, SettlementSchema);
   }
 }

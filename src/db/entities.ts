@@ -1,6 +1,12 @@
 import { ApiTokenSchema } from '../auth/api-token.entity.ts';
 import { EnvironmentSchema } from '../auth/environment.entity.ts';
 import { CustomerSchema } from '../modules/customer/customer.entity.ts';
+import {
+  InvoiceItemSchema,
+  InvoiceNumberingSchema,
+  InvoiceSchema,
+  SettlementSchema,
+} from '../modules/invoice/invoice.entity.ts';
 import { AccountSetSchema } from '../modules/ledger/account-set.entity.ts';
 import { LedgerAccountSchema } from '../modules/ledger/ledger-account.entity.ts';
 import { PriceSchema } from '../modules/price/price.entity.ts';
@@ -16,4 +22,8 @@ export const entities = [
   PriceSchema,
   LedgerAccountSchema,
   AccountSetSchema,
+  InvoiceSchema,
+  InvoiceItemSchema,
+  SettlementSchema,
+  InvoiceNumberingSchema,
 ];

@@ -1,7 +1,13 @@
 import SchemaBuilder from '@pothos/core';
 import RelayPlugin from '@pothos/plugin-relay';
 import ValidationPlugin from '@pothos/plugin-validation';
-import { DateResolver, DateTimeResolver, JSONObjectResolver, UUIDResolver } from 'graphql-scalars';
+import {
+  DateResolver,
+  DateTimeResolver,
+  JSONObjectResolver,
+  SafeIntResolver,
+  UUIDResolver,
+} from 'graphql-scalars';
 import type { RequestContext } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { fieldIssues } from '../validation.ts';
@@ -13,6 +19,8 @@ export type BuilderTypes = {
     Date: { Input: Date; Output: Date | string };
     DateTime: { Input: Date; Output: Date };
     JSONObject: { Input: Record<string, unknown>; Output: Record<string, unknown> };
+    /** Money in minor units: an integer beyond GraphQL Int's 32 bits, within JavaScript's exact range. */
+    SafeInt: { Input: number; Output: number };
   };
   DefaultFieldNullability: false;
   DefaultInputFieldRequiredness: false;
@@ -41,6 +49,7 @@ builder.addScalarType('UUID', UUIDResolver);
 builder.addScalarType('Date', DateResolver);
 builder.addScalarType('DateTime', DateTimeResolver);
 builder.addScalarType('JSONObject', JSONObjectResolver);
+builder.addScalarType('SafeInt', SafeIntResolver);
 
 builder.queryType({});
 builder.mutationType({});

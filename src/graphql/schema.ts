@@ -1,6 +1,7 @@
 import { lexicographicSortSchema } from 'graphql';
 import { builder } from './builder.ts';
 import '../modules/customer/customer.graphql.ts';
+import '../modules/invoice/invoice.graphql.ts';
 import '../modules/ledger/ledger.graphql.ts';
 import '../modules/price/price.graphql.ts';
 import '../modules/product/product.graphql.ts';

@@ -1,0 +1,123 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { newId } from '../../db/ids.ts';
+import type { BillingAddress } from '../customer/customer.entity.ts';
+import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
+
+export const INVOICE_TYPES = ['invoice', 'credit_note'] as const;
+export type InvoiceType = (typeof INVOICE_TYPES)[number];
+
+export const INVOICE_STATUSES = ['draft', 'booked'] as const;
+export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+
+/** The customer as the invoice names it (contract 2.2); frozen onto the invoice when it is booked. */
+export type InvoiceCustomer = {
+  id: string;
+  handle: string | null;
+  name: string;
+  billingAddress: BillingAddress;
+};
+
+export const InvoiceSchema = defineEntity({
+  name: 'Invoice',
+  tableName: 'invoice',
+  uniques: [{ properties: ['environmentId', 'handle'] }],
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => newId()),
+    environmentId: p.uuid(),
+    type: p.enum(INVOICE_TYPES),
+    status: p.enum(INVOICE_STATUSES),
+    /** The gapless number, assigned when the invoice is booked. */
+    handle: p.string().length(40).nullable(),
+    customerId: p.uuid(),
+    /** Set when booked: a booked invoice keeps naming the customer as it was then. */
+    customerSnapshot: p.json<InvoiceCustomer>().nullable(),
+    /** For a credit note: the booked invoice it credits. */
+    creditedInvoiceId: p.uuid().nullable(),
+    currency: p.string().length(3),
+    date: p.date(),
+    dueDate: p.date().nullable(),
+    memo: p.string().length(400).nullable(),
+    /** Sums of the items' amounts, kept by the service whenever the items change. */
+    totalExclVat: p.bigint('number'),
+    totalVat: p.bigint('number'),
+    totalInclVat: p.bigint('number'),
+    /** Sum of the settlements, kept with `settlementStatus` so lists can filter on it. */
+    settledAmount: p.bigint('number'),
+    settlementStatus: p.enum(SETTLEMENT_STATUSES),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().nullable(),
+    bookedAt: p.datetime().nullable(),
+  },
+});
+
+export type Invoice = InferEntity<typeof InvoiceSchema>;
+
+export const InvoiceItemSchema = defineEntity({
+  name: 'InvoiceItem',
+  tableName: 'invoice_item',
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => newId()),
+    environmentId: p.uuid(),
+    invoiceId: p.uuid(),
+    /** For a credit note line: the invoice line it credits (each line is credited at most once). */
+    creditedItemId: p.uuid().nullable(),
+    quantity: p.decimal('string').precision(21).scale(6),
+    /** Minor units, possibly fractional. */
+    unitAmount: p.decimal('string').precision(21).scale(6),
+    sku: p.string().length(250).nullable(),
+    title: p.string().length(500),
+    description: p.string().length(4000).nullable(),
+    periodStart: p.date().nullable(),
+    periodEnd: p.date().nullable(),
+    /** Null when the line is not taxable; the rate is the code's rate when the line got it. */
+    taxCode: p.string().length(64).nullable(),
+    taxRate: p.decimal('string').precision(7).scale(4).nullable(),
+    discountPercentage: p.decimal('string').precision(7).scale(4),
+    discountAmount: p.decimal('string').precision(21).scale(6),
+    amount: p.bigint('number'),
+    taxAmount: p.bigint('number'),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export type InvoiceItem = InferEntity<typeof InvoiceItemSchema>;
+
+export const SettlementSchema = defineEntity({
+  name: 'Settlement',
+  tableName: 'settlement',
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => newId()),
+    environmentId: p.uuid(),
+    invoiceId: p.uuid(),
+    date: p.date(),
+    amount: p.bigint('number'),
+    reference: p.string().length(250).nullable(),
+    note: p.string().length(1000).nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export type Settlement = InferEntity<typeof SettlementSchema>;
+
+/** Per environment and invoice type: the prefix of its numbers and the last number issued. */
+export const InvoiceNumberingSchema = defineEntity({
+  name: 'InvoiceNumbering',
+  tableName: 'invoice_numbering',
+  properties: {
+    environmentId: p.uuid().primary(),
+    type: p.enum(INVOICE_TYPES).primary(),
+    prefix: p.string().length(20),
+    lastNumber: p.bigint('number'),
+  },
+});
+
+export type InvoiceNumbering = InferEntity<typeof InvoiceNumberingSchema>;

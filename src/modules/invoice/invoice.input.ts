@@ -1,0 +1,176 @@
+import { z } from 'zod';
+import { CurrencyCode } from '../../money/currency.ts';
+import { Exact, SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
+import { INVOICE_STATUSES, INVOICE_TYPES } from './invoice.entity.ts';
+
+/** Most items one request may carry; the 1 MiB body limit would stop a few thousand anyway. */
+export const MAX_ITEMS_PER_REQUEST = 1000;
+
+/**
+ * An exact decimal sent as a JSON (or GraphQL Float) number, as a normalised decimal string. At most
+ * 15 significant digits, which every double keeps exactly, so the value is the one the client wrote.
+ */
+const exactDecimal = (places: number) =>
+  z
+    .number()
+    .refine(
+      (value) => new Exact(value).decimalPlaces() <= places,
+      `must have at most ${places} decimal places`,
+    )
+    .refine((value) => new Exact(value).precision(true) <= 15, 'must have at most 15 significant digits')
+    .transform((value) => new Exact(value).toFixed());
+
+const Percentage = z.number().min(0).max(100).pipe(exactDecimal(4));
+
+/** A calendar date, YYYY-MM-DD; GraphQL's Date scalar hands over a Date at UTC midnight. */
+export const CalendarDate = z.preprocess(
+  (value) =>
+    value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString().slice(0, 10) : value,
+  z.iso
+    .date({ error: 'must be a date, YYYY-MM-DD' })
+    // PostgreSQL has no year 0.
+    .refine((date) => date >= '0001-01-01', 'must be a date from 0001-01-01 on'),
+);
+
+const text = (max: number) => z.string().trim().min(1).max(max);
+
+const Discount = z.strictObject({
+  percentage: Percentage.nullish(),
+  amount: exactDecimal(6).nullish(),
+});
+
+/** Each writable item field and its rules, declared once for the REST body and the GraphQL inputs. */
+const itemFields = {
+  quantity: exactDecimal(6),
+  unitAmount: exactDecimal(6),
+  sku: text(250).nullish(),
+  title: text(500).nullish(),
+  description: text(4000).nullish(),
+  periodStart: CalendarDate.nullish(),
+  periodEnd: CalendarDate.nullish(),
+  taxCode: text(64).nullish(),
+  discount: Discount.nullish(),
+};
+
+const periodInOrder = (item: { periodStart?: string | null; periodEnd?: string | null }) =>
+  !item.periodStart || !item.periodEnd || item.periodStart <= item.periodEnd;
+const periodRule = { path: ['periodEnd'], message: 'must not be before periodStart' };
+
+/** An item to add: `title` may be left out when `sku` names a product (checked by the service). */
+export const InvoiceItemInput = z.strictObject(itemFields).refine(periodInOrder, periodRule);
+export type InvoiceItemInput = z.infer<typeof InvoiceItemInput>;
+
+/** A partial item update: an absent field stays as it is, `null` clears it. */
+export const InvoiceItemUpdateInput = z
+  .strictObject({
+    ...itemFields,
+    quantity: itemFields.quantity.optional(),
+    unitAmount: itemFields.unitAmount.optional(),
+    title: text(500).optional(),
+  })
+  .refine(periodInOrder, periodRule);
+export type InvoiceItemUpdateInput = z.infer<typeof InvoiceItemUpdateInput>;
+
+const dueDateInOrder = (input: { date?: string; dueDate?: string | null }) =>
+  !input.date || !input.dueDate || input.dueDate >= input.date;
+const dueDateRule = { path: ['dueDate'], message: 'must not be before the invoice date' };
+
+const Items = z.array(InvoiceItemInput).max(MAX_ITEMS_PER_REQUEST);
+
+const invoiceFields = {
+  customerId: z.uuid(),
+  currency: CurrencyCode.nullish(),
+  date: CalendarDate,
+  dueDate: CalendarDate.nullish(),
+  memo: z.string().max(400).nullish(),
+  items: Items.nullish(),
+};
+
+/** A new draft: `currency` and `dueDate` fall back to the customer's, `items` to none. */
+export const InvoiceCreateInput = z.strictObject(invoiceFields).refine(dueDateInOrder, dueDateRule);
+export type InvoiceCreateInput = z.infer<typeof InvoiceCreateInput>;
+
+/** Body of `POST /invoices`: the contract requires `currency` and `items` to be sent, if only as null. */
+export const InvoiceCreateBody = z
+  .strictObject({
+    ...invoiceFields,
+    currency: CurrencyCode.nullable(),
+    items: Items.nullable(),
+  })
+  .refine(dueDateInOrder, dueDateRule);
+
+/** Fields of the invoice response that are not request fields; the contract says they are ignored. */
+export const INVOICE_READ_ONLY_FIELDS = [
+  'id',
+  'handle',
+  'settlements',
+  'totalExclVat',
+  'totalVat',
+  'totalInclVat',
+  'totalDue',
+] as const;
+
+/** A partial update of a draft: an absent field stays as it is, `null` clears it. */
+export const InvoiceUpdateInput = z
+  .strictObject({
+    date: CalendarDate.optional(),
+    dueDate: CalendarDate.nullish(),
+    memo: z.string().max(400).nullish(),
+    currency: CurrencyCode.optional(),
+  })
+  .refine(dueDateInOrder, dueDateRule);
+export type InvoiceUpdateInput = z.infer<typeof InvoiceUpdateInput>;
+
+/**
+ * A payment (or other settlement) of a booked invoice, in minor units: received for a positive
+ * total, paid out (negative) for a negative one.
+ */
+export const SettlementInput = z.strictObject({
+  date: CalendarDate,
+  amount: z.int().refine((amount) => amount !== 0, 'must not be 0'),
+  reference: text(250).nullish(),
+  note: text(1000).nullish(),
+});
+export type SettlementInput = z.infer<typeof SettlementInput>;
+
+/** Which lines of a booked invoice to credit (all not yet credited when left out). */
+export const CreditNoteCreateInput = z.strictObject({
+  itemIds: z
+    .array(z.uuid())
+    .min(1)
+    .max(MAX_ITEMS_PER_REQUEST)
+    .refine((ids) => new Set(ids).size === ids.length, 'must not name a line twice')
+    .nullish(),
+  date: CalendarDate.nullish(),
+  memo: z.string().max(400).nullish(),
+});
+export type CreditNoteCreateInput = z.infer<typeof CreditNoteCreateInput>;
+
+export const InvoiceFilter = z
+  .strictObject({
+    customerId: z.uuid().nullish(),
+    type: z.enum(INVOICE_TYPES).nullish(),
+    status: z.enum(INVOICE_STATUSES).nullish(),
+    settlementStatus: z.enum(SETTLEMENT_STATUSES).nullish(),
+    dateFrom: CalendarDate.nullish(),
+    dateTo: CalendarDate.nullish(),
+  })
+  .refine((filter) => !filter.dateFrom || !filter.dateTo || filter.dateFrom <= filter.dateTo, {
+    path: ['dateTo'],
+    message: 'must not be before dateFrom',
+  });
+export type InvoiceFilter = z.infer<typeof InvoiceFilter>;
+
+/**
+ * A number prefix. It may not end with a digit, so that no two prefixes can yield the same number
+ * ("A1" + "000001" and "A" + "1000001" would).
+ */
+export const InvoiceNumberingInput = z.strictObject({
+  prefix: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9._/-]{0,19}[A-Za-z._/-]$/,
+      'must be 1 to 20 letters, digits or . _ / -, and must not end with a digit',
+    ),
+});
+export type InvoiceNumberingInput = z.infer<typeof InvoiceNumberingInput>;

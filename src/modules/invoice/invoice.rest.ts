@@ -1,0 +1,146 @@
+import { z } from 'zod';
+import type { Route } from '../../rest/router.ts';
+import { parseInput, withoutReadOnly } from '../../validation.ts';
+import { BillingAddressResponse, billingAddressResponse } from '../customer/customer.rest.ts';
+import { SETTLEMENT_STATUSES, totalDue } from './invoice.arithmetic.ts';
+import { INVOICE_STATUSES, INVOICE_TYPES, type InvoiceItem, type Settlement } from './invoice.entity.ts';
+import { INVOICE_READ_ONLY_FIELDS, InvoiceCreateBody } from './invoice.input.ts';
+import { type InvoiceDocument, InvoiceService } from './invoice.service.ts';
+
+/** Contract 2.3. Quantities and unit amounts are exact decimals of at most 15 digits: JSON numbers keep them. */
+export const InvoiceItemResponse = z.object({
+  id: z.uuid(),
+  quantity: z.number(),
+  unitAmount: z.number(),
+  sku: z.string().nullable(),
+  title: z.string(),
+  description: z.string().nullable(),
+  periodStart: z.iso.date().nullable(),
+  periodEnd: z.iso.date().nullable(),
+  amount: z.int(),
+  taxAmount: z.int(),
+  tax: z.object({ taxable: z.boolean(), taxCode: z.string().nullable(), taxRate: z.number().nullable() }),
+  discount: z.object({ percentage: z.number(), amount: z.number() }),
+});
+
+/** Contract 2.4. */
+export const SettlementResponse = z.object({
+  date: z.iso.date(),
+  amount: z.int(),
+  reference: z.string().nullable(),
+  note: z.string().nullable(),
+});
+
+/** Contract 2.1 and 2.2; amounts are integers in the currency's minor unit. */
+export const InvoiceResponse = z.object({
+  id: z.uuid(),
+  handle: z.string().nullable(),
+  type: z.enum(INVOICE_TYPES),
+  status: z.enum(INVOICE_STATUSES),
+  settlementStatus: z.enum(SETTLEMENT_STATUSES),
+  currency: z.string().nullable(),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime().nullable(),
+  customer: z.object({
+    id: z.uuid(),
+    handle: z.string().nullable(),
+    name: z.string(),
+    billingAddress: BillingAddressResponse,
+  }),
+  memo: z.string().nullable(),
+  date: z.iso.date(),
+  dueDate: z.iso.date().nullable(),
+  items: z.array(InvoiceItemResponse).nullable(),
+  settlements: z.array(SettlementResponse).nullable(),
+  totalExclVat: z.int(),
+  totalVat: z.int(),
+  totalInclVat: z.int(),
+  totalDue: z.int(),
+});
+
+const itemResponse = (item: InvoiceItem): z.infer<typeof InvoiceItemResponse> => ({
+  id: item.id,
+  quantity: Number(item.quantity),
+  unitAmount: Number(item.unitAmount),
+  sku: item.sku ?? null,
+  title: item.title,
+  description: item.description ?? null,
+  periodStart: item.periodStart ?? null,
+  periodEnd: item.periodEnd ?? null,
+  amount: item.amount,
+  taxAmount: item.taxAmount,
+  tax: {
+    taxable: item.taxCode != null,
+    taxCode: item.taxCode ?? null,
+    taxRate: item.taxRate == null ? null : Number(item.taxRate),
+  },
+  discount: { percentage: Number(item.discountPercentage), amount: Number(item.discountAmount) },
+});
+
+const settlementResponse = (settlement: Settlement): z.infer<typeof SettlementResponse> => ({
+  date: settlement.date,
+  amount: settlement.amount,
+  reference: settlement.reference ?? null,
+  note: settlement.note ?? null,
+});
+
+export const invoiceResponse = ({
+  invoice,
+  customer,
+  items,
+  settlements,
+}: InvoiceDocument): z.infer<typeof InvoiceResponse> => ({
+  id: invoice.id,
+  handle: invoice.handle ?? null,
+  type: invoice.type,
+  status: invoice.status,
+  settlementStatus: invoice.settlementStatus,
+  currency: invoice.currency,
+  createdAt: invoice.createdAt.toISOString(),
+  updatedAt: invoice.updatedAt?.toISOString() ?? null,
+  customer: {
+    id: customer.id,
+    handle: customer.handle,
+    name: customer.name,
+    billingAddress: billingAddressResponse(customer.billingAddress),
+  },
+  memo: invoice.memo ?? null,
+  date: invoice.date,
+  dueDate: invoice.dueDate ?? null,
+  items: items.map(itemResponse),
+  settlements: settlements.map(settlementResponse),
+  totalExclVat: invoice.totalExclVat,
+  totalVat: invoice.totalVat,
+  totalInclVat: invoice.totalInclVat,
+  totalDue: totalDue(invoice.totalInclVat, invoice.settledAmount),
+});
+
+export const invoiceRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/invoices',
+    summary: 'Create a draft invoice',
+    body: InvoiceCreateBody,
+    response: { status: 201, description: 'The new draft invoice', schema: InvoiceResponse },
+    handler: async ({ ctx, body }) => {
+      const input = parseInput(InvoiceCreateBody, withoutReadOnly(body, INVOICE_READ_ONLY_FIELDS));
+      const service = new InvoiceService(ctx);
+      const invoice = await service.create(input);
+      return {
+        status: 201,
+        headers: { location: `/invoices/${invoice.id}` },
+        body: invoiceResponse(await service.document(invoice)),
+      };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/invoices/{invoiceId}',
+    summary: 'Read an invoice',
+    response: { status: 200, description: 'The invoice', schema: InvoiceResponse },
+    handler: async ({ ctx, params }) => ({
+      status: 200,
+      body: invoiceResponse(await new InvoiceService(ctx).read(params.invoiceId as string)),
+    }),
+  },
+];
