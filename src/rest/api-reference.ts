@@ -55,13 +55,15 @@ function loadBundle(): Promise<Bundle> {
 
 /** Serves the OpenAPI document at /openapi.json and the interactive reference at /docs; neither needs auth. */
 export function useApiReference(routes: readonly Route[]): Plugin {
-  const document = JSON.stringify(createOpenApiDocument(routes));
+  const document = createOpenApiDocument(routes);
   return {
     async onRequest({ request, url, endResponse }) {
       if (request.method !== 'GET') return;
       if (url.pathname === OPENAPI_PATH) {
+        // The server as the client reached it, so examples and "Test Request" in /docs call this server.
+        const body = JSON.stringify({ ...document, servers: [{ url: url.origin }] });
         return endResponse(
-          new Response(document, { headers: { 'content-type': 'application/json; charset=utf-8' } }),
+          new Response(body, { headers: { 'content-type': 'application/json; charset=utf-8' } }),
         );
       }
       if (url.pathname === DOCS_PATH || url.pathname === `${DOCS_PATH}/`) {

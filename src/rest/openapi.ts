@@ -89,6 +89,7 @@ export function problemStatuses(route: Pick<Route, 'path' | 'body'>): number[] {
 
 const EnvironmentHeader = z.uuid().meta({
   description: 'The environment the request acts on; the API token must be granted it',
+  example: '01a1fcaa-8659-741f-b50e-c1ef91fb1d40',
   param: { id: 'Environment', in: 'header', name: 'x-environment' },
 });
 

@@ -31,6 +31,7 @@ describe('OpenAPI document', () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');
+    expect(document.servers).toEqual([{ url: 'http://test' }]);
   });
 
   it('documents every route with its path ids, body, success and problem responses', () => {
