@@ -6,6 +6,9 @@ import type { RequestContext } from './context.ts';
 import { maskError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
 import type { Logger } from './logger.ts';
+import { observeDatabasePool } from './metrics.ts';
+import { METRICS_PATH, useObservability } from './observability.ts';
+import { API_REFERENCE_PATHS, useApiReference } from './rest/api-reference.ts';
 import { errorToProblem, problemResponse } from './rest/problem.ts';
 import { methodNotAllowedResponse, notFoundResponse, RestRouter } from './rest/router.ts';
 import { routes } from './rest/routes.ts';
@@ -15,14 +18,17 @@ export type AppOptions = {
   logger: Logger;
   /** Headers GraphiQL starts with when the link does not carry its own (`?headers=` JSON). */
   graphiqlHeaders?: Record<string, string>;
+  /** When set, /metrics requires `Authorization: Bearer <metricsToken>`. */
+  metricsToken?: string;
 };
 
 export const GRAPHQL_PATH = '/graphql';
 
 /** The whole HTTP surface: GraphQL at /graphql, the documented REST paths, and the probes. */
-export function createApp({ orm, logger, graphiqlHeaders = {} }: AppOptions) {
+export function createApp({ orm, logger, graphiqlHeaders = {}, metricsToken }: AppOptions) {
   const router = new RestRouter(routes, logger);
   const contexts = new WeakMap<Request, RequestContext>();
+  observeDatabasePool(() => orm.em.getConnection().getNativeClient());
 
   return createYoga<Record<string, unknown>, RequestContext>({
     schema,
@@ -40,6 +46,14 @@ export function createApp({ orm, logger, graphiqlHeaders = {} }: AppOptions) {
     }),
     context: ({ request }) => contexts.get(request) as RequestContext,
     plugins: [
+      useObservability({
+        logger,
+        router,
+        graphqlPath: GRAPHQL_PATH,
+        fixedPaths: ['/health', '/ready', METRICS_PATH, ...API_REFERENCE_PATHS],
+        metricsToken,
+      }),
+      useApiReference(routes),
       useReadinessCheck({
         endpoint: '/ready',
         check: async () => {

@@ -1,15 +1,33 @@
-import { type Logger, pino } from 'pino';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { type DestinationStream, type Logger, pino } from 'pino';
 
 export type { Logger };
 
-/** JSON lines in production; readable lines on a terminal in development. */
+/** What is known of the request being served; set once per request by the observability plugin. */
+export type RequestScope = { requestId: string; startedAt: bigint; operationName?: string | null };
+
+export const requestScope = new AsyncLocalStorage<RequestScope>();
+
+/**
+ * JSON lines in production; readable lines on a terminal in development. Every line written while a
+ * request is served carries its `requestId`, so an error logged deep inside can be traced to it.
+ */
 export function createLogger(
   level: string,
   pretty = process.stdout.isTTY && process.env.NODE_ENV !== 'production',
+  destination?: DestinationStream,
 ): Logger {
-  return pino({
+  const options = {
     level,
     redact: ['req.headers.authorization', '*.authorization', '*.token', '*.secret'],
+    mixin: () => {
+      const scope = requestScope.getStore();
+      return scope ? { requestId: scope.requestId } : {};
+    },
+  };
+  if (destination) return pino(options, destination);
+  return pino({
+    ...options,
     ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss' } } } : {}),
   });
 }

@@ -25,7 +25,7 @@ if (config.MIGRATE_ON_START) {
 
 const baseUrl = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
 const graphiqlHeaders = await developmentHeaders();
-const server = createServer(createApp({ orm, logger, graphiqlHeaders }));
+const server = createServer(createApp({ orm, logger, graphiqlHeaders, metricsToken: config.METRICS_TOKEN }));
 server.listen(config.PORT, config.HOST, () =>
   logger.info(`listening on ${baseUrl} (GraphiQL: ${baseUrl}${GRAPHQL_PATH})`),
 );

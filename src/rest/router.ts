@@ -21,7 +21,8 @@ export type RestResult = { status: number; body: unknown; headers?: Record<strin
 /**
  * One documented method + path pair. Path parameters are written `{name}` and are UUIDs. `body` is
  * the zod schema the handler parses the request with and `response.schema` the shape it answers
- * with: the same schemas document the operation (OpenAPI), so the two cannot drift apart.
+ * with: the same schemas document the operation (OpenAPI), so the two cannot drift apart. A schema
+ * given `.meta({ id: 'Name' })` is published once, as the named component `Name`.
  */
 export type Route = {
   method: HttpMethod;

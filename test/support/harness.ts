@@ -6,6 +6,7 @@ import { type App, createApp } from '../../src/app.ts';
 import { AccessService } from '../../src/auth/access.service.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../src/db/admin.ts';
 import { type Orm, openOrm } from '../../src/db/orm.ts';
+import { ContractChecker } from './contract.ts';
 
 export type TestEnvironment = { id: string; token: string; headers: Record<string, string> };
 
@@ -74,6 +75,9 @@ export function setupTestApp(): TestApp {
     };
   };
 
+  let contract: ContractChecker | undefined;
+
+  /** Every REST response is checked against the published OpenAPI document: a mismatch fails the test. */
   harness.rest = async (method, path, options = {}) => {
     const hasBody = options.body !== undefined || options.rawBody !== undefined;
     const response = await harness.app.fetch(`http://test${path}`, {
@@ -85,7 +89,10 @@ export function setupTestApp(): TestApp {
       },
       body: options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
     });
-    return decode(response);
+    const decoded = await decode(response);
+    contract ??= new ContractChecker();
+    contract.check(method, path, decoded);
+    return decoded;
   };
 
   harness.graphql = (query, variables, options = {}) =>

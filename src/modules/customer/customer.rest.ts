@@ -6,21 +6,23 @@ import { CUSTOMER_READ_ONLY_FIELDS, CustomerPatchBody } from './customer.input.t
 import { CustomerService } from './customer.service.ts';
 
 /** Contract 2.5 and 2.6 (no companyName: the contract's customer response does not list it). */
-export const BillingAddressResponse = z.object(
-  Object.fromEntries(BILLING_ADDRESS_FIELDS.map((field) => [field, z.string().nullable()])),
-);
-export const CustomerResponse = z.object({
-  id: z.uuid(),
-  name: z.string().nullable(),
-  handle: z.string().nullable(),
-  createdAt: z.iso.datetime(),
-  updatedAt: z.iso.datetime().nullable(),
-  billingAddress: BillingAddressResponse,
-  paymentTerm: z.string().nullable(),
-  email: z.string().nullable(),
-  currency: z.string().nullable(),
-  collectionMode: z.enum(COLLECTION_MODES),
-});
+export const BillingAddressResponse = z
+  .object(Object.fromEntries(BILLING_ADDRESS_FIELDS.map((field) => [field, z.string().nullable()])))
+  .meta({ id: 'BillingAddress' });
+export const CustomerResponse = z
+  .object({
+    id: z.uuid(),
+    name: z.string().nullable(),
+    handle: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime().nullable(),
+    billingAddress: BillingAddressResponse,
+    paymentTerm: z.string().nullable(),
+    email: z.string().nullable(),
+    currency: z.string().nullable(),
+    collectionMode: z.enum(COLLECTION_MODES),
+  })
+  .meta({ id: 'Customer' });
 
 export const billingAddressResponse = (address: Customer['billingAddress']) =>
   Object.fromEntries(BILLING_ADDRESS_FIELDS.map((field) => [field, address[field] ?? null]));

@@ -76,7 +76,18 @@ function currencyKeyProblem(key: string): string | undefined {
  * `pricing` keys: lowercase ISO 4217 codes of supported currencies. The entries' shape depends on
  * `priceModel`, so the price object checks them (below); here each key is checked on its own.
  */
-const PricingInput = z.record(z.string(), z.custom<PricingEntry>()).superRefine((pricing, ctx) => {
+const PricingEntryAny = z.custom<PricingEntry>().meta({
+  description: 'fee: { amount }; volume and graduated: { tiers }; package: { amount, packageSize }',
+  override: {
+    oneOf: [FeeEntryInput, TieredEntryInput, PackageEntryInput].map(
+      (schema) =>
+        // zod's JSON Schema type and zod-openapi's differ only in optional `$ref`; the value is plain JSON Schema.
+        z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { type: 'object' },
+    ),
+  },
+});
+
+const PricingInput = z.record(z.string(), PricingEntryAny).superRefine((pricing, ctx) => {
   for (const key of Object.keys(pricing)) {
     const message = currencyKeyProblem(key);
     if (message) ctx.addIssue({ code: 'custom', path: [key], message });

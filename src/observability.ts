@@ -1,0 +1,121 @@
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { getOperationAST } from 'graphql';
+import { type Plugin, shouldRenderGraphiQL } from 'graphql-yoga';
+import { validate as isUuid } from 'uuid';
+import { type Logger, type RequestScope, requestScope } from './logger.ts';
+import { httpRequestDuration, httpRequestsTotal, metricsRegistry } from './metrics.ts';
+import { problemResponse } from './rest/problem.ts';
+import type { RestRouter } from './rest/router.ts';
+
+export const METRICS_PATH = '/metrics';
+
+/** Short printable ids only: a client-chosen id lands in every log line and must not bloat or forge them. */
+const SANE_REQUEST_ID = /^[\w.:/+=-]{1,128}$/;
+
+/** Probes and scrapes arrive every few seconds; at info level they would drown the requests that matter. */
+const QUIET_PATHS = new Set(['/health', '/ready', METRICS_PATH]);
+
+export type ObservabilityOptions = {
+  logger: Logger;
+  router: RestRouter;
+  graphqlPath: string;
+  /** Paths served outside the REST router and GraphQL; they label their own metrics. */
+  fixedPaths: readonly string[];
+  /** When set, /metrics answers only `Authorization: Bearer <metricsToken>`. */
+  metricsToken?: string;
+};
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/**
+ * One log line and one metrics sample per request, with a request id echoed in `x-request-id`;
+ * serves /metrics. Logs name the route and never the query string, headers or bodies, where tokens
+ * travel (GraphiQL links carry them in `?headers=`).
+ */
+export function useObservability(options: ObservabilityOptions): Plugin {
+  const { logger, router, graphqlPath, metricsToken } = options;
+  const fixedPaths = new Set(options.fixedPaths);
+  const expectedAuthorization = metricsToken ? digest(`Bearer ${metricsToken}`) : undefined;
+
+  const routeLabel = (request: Request, pathname: string, scope: RequestScope): string => {
+    if (pathname === graphqlPath) {
+      if (request.method === 'GET' && shouldRenderGraphiQL(request)) return 'graphiql';
+      if (scope.operationName === undefined) return 'graphql';
+      return `graphql:${scope.operationName ?? 'anonymous'}`;
+    }
+    if (fixedPaths.has(pathname)) return pathname;
+    const match = router.match(request.method, pathname);
+    return match.kind === 'found' ? match.route.path : 'unmatched';
+  };
+
+  return {
+    instrumentation: {
+      request({ request }, wrapped) {
+        const given = request.headers.get('x-request-id');
+        const requestId = given && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+        return requestScope.run({ requestId, startedAt: process.hrtime.bigint() }, wrapped);
+      },
+    },
+
+    onParse() {
+      return ({ result, context }) => {
+        const scope = requestScope.getStore();
+        if (!scope || !result || result instanceof Error) return;
+        const operationName = (context as { params?: { operationName?: string } }).params?.operationName;
+        scope.operationName = getOperationAST(result, operationName)?.name?.value ?? null;
+      };
+    },
+
+    async onRequest({ request, url, endResponse }) {
+      if (url.pathname !== METRICS_PATH || request.method !== 'GET') return;
+      if (expectedAuthorization) {
+        const given = digest(request.headers.get('authorization') ?? '');
+        if (!timingSafeEqual(given, expectedAuthorization)) {
+          return endResponse(
+            problemResponse(
+              {
+                title: 'Unauthorized',
+                status: 401,
+                detail: 'Send the metrics token as Authorization: Bearer <METRICS_TOKEN>.',
+                instance: url.pathname,
+              },
+              { 'www-authenticate': 'Bearer realm="metrics"' },
+            ),
+          );
+        }
+      }
+      endResponse(
+        new Response(await metricsRegistry.metrics(), {
+          headers: { 'content-type': metricsRegistry.contentType },
+        }),
+      );
+    },
+
+    onResponse({ request, response }) {
+      const scope = requestScope.getStore();
+      if (!scope) return;
+      response.headers.set('x-request-id', scope.requestId);
+
+      const { pathname } = new URL(request.url);
+      const route = routeLabel(request, pathname, scope);
+      const seconds = Number(process.hrtime.bigint() - scope.startedAt) / 1e9;
+      const labels = { method: request.method, route, status: String(response.status) };
+      httpRequestsTotal.inc(labels);
+      httpRequestDuration.observe(labels, seconds);
+
+      const environment = request.headers.get('x-environment')?.trim().toLowerCase();
+      const level = response.status >= 500 ? 'error' : QUIET_PATHS.has(pathname) ? 'debug' : 'info';
+      logger[level](
+        {
+          environmentId: environment && isUuid(environment) ? environment : undefined,
+          method: request.method,
+          route,
+          path: pathname,
+          status: response.status,
+          durationMs: Math.round(seconds * 1e5) / 100,
+        },
+        'request completed',
+      );
+    },
+  };
+}
