@@ -5,9 +5,13 @@ import { authenticate } from './auth/authenticate.ts';
 import type { RequestContext } from './context.ts';
 import { maskError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
+import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
+import { graphqlLimitPlugins } from './limits/graphql-limits.ts';
+import { RateLimiter, type RateLimitOptions } from './limits/rate-limit.ts';
 import type { Logger } from './logger.ts';
+import { useAuditOperation } from './modules/audit/audit.plugin.ts';
 import { errorToProblem, problemResponse } from './rest/problem.ts';
-import { methodNotAllowedResponse, notFoundResponse, RestRouter } from './rest/router.ts';
+import { methodNotAllowedResponse, notFoundResponse, RestRouter, type Route } from './rest/router.ts';
 import { routes } from './rest/routes.ts';
 
 export type AppOptions = {
@@ -15,14 +19,26 @@ export type AppOptions = {
   logger: Logger;
   /** Headers GraphiQL starts with when the link does not carry its own (`?headers=` JSON). */
   graphiqlHeaders?: Record<string, string>;
+  /** Requests each API token may send per window; unlimited when absent. */
+  rateLimit?: RateLimitOptions;
+  /** Routes served besides the documented ones (tests exercise the REST machinery through them). */
+  extraRoutes?: Route[];
 };
 
 export const GRAPHQL_PATH = '/graphql';
 
 /** The whole HTTP surface: GraphQL at /graphql, the documented REST paths, and the probes. */
-export function createApp({ orm, logger, graphiqlHeaders = {} }: AppOptions) {
-  const router = new RestRouter(routes, logger);
+export function createApp({ orm, logger, graphiqlHeaders = {}, rateLimit, extraRoutes = [] }: AppOptions) {
+  const router = new RestRouter([...routes, ...extraRoutes], logger);
   const contexts = new WeakMap<Request, RequestContext>();
+  const rateLimiter = rateLimit && new RateLimiter(rateLimit);
+
+  /** Authentication, then the token's rate limit: a context to act in, or the response refusing it. */
+  const admit = async (request: Request, pathname: string): Promise<RequestContext | Response> => {
+    const auth = await authenticate(orm, request);
+    if (auth instanceof Response || !rateLimiter) return auth;
+    return (await rateLimiter.admit(auth.em, auth.token.id, pathname)) ?? auth;
+  };
 
   return createYoga<Record<string, unknown>, RequestContext>({
     schema,
@@ -46,12 +62,15 @@ export function createApp({ orm, logger, graphiqlHeaders = {} }: AppOptions) {
           await orm.em.getConnection().execute('select 1');
         },
       }),
+      ...graphqlLimitPlugins(),
+      useAuditOperation(),
+      useIdempotentMutations(),
       {
         async onRequest({ request, url, endResponse }) {
           try {
             if (url.pathname === GRAPHQL_PATH) {
               if (shouldRenderGraphiQL(request)) return;
-              const auth = await authenticate(orm, request);
+              const auth = await admit(request, url.pathname);
               if (auth instanceof Response) return endResponse(auth);
               contexts.set(request, auth);
               return;
@@ -60,7 +79,7 @@ export function createApp({ orm, logger, graphiqlHeaders = {} }: AppOptions) {
             if (match.kind === 'not-found') return endResponse(notFoundResponse(request));
             if (match.kind === 'method-not-allowed')
               return endResponse(methodNotAllowedResponse(request, match.allow));
-            const auth = await authenticate(orm, request);
+            const auth = await admit(request, url.pathname);
             if (auth instanceof Response) return endResponse(auth);
             endResponse(await router.handle(match.route, match.params, request, auth));
           } catch (error) {
