@@ -67,6 +67,7 @@ export function useIdempotentMutations(): Plugin<Context> {
             );
             executed = result;
             const succeeded = !failed && !result.errors?.length;
+            // Not a status the client sees: the response is stored only when it is below 400.
             return { status: succeeded ? 200 : 422, headers: {}, body: JSON.stringify(result) };
           });
           if (!response.replayed) return executed as ExecutionResult;

@@ -1,3 +1,4 @@
+import { getIntrospectionQuery } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GRAPHQL_LIMITS } from '../../src/limits/graphql-limits.ts';
 import { MAX_BODY_BYTES } from '../../src/rest/body.ts';
@@ -26,6 +27,12 @@ describe('GraphQL request limits', () => {
     );
     expect(response.status).toBe(200);
     expect(response.body.errors).toBeUndefined();
+  });
+
+  it('lets GraphiQL and code generators introspect the whole schema', async () => {
+    const response = await t.graphql(getIntrospectionQuery({ descriptions: true }), {}, { env });
+    expect(response.body.errors).toBeUndefined();
+    expect(response.body.data.__schema.queryType.name).toBe('Query');
   });
 
   it(`refuses documents deeper than ${GRAPHQL_LIMITS.maxDepth}`, async () => {
