@@ -1,5 +1,6 @@
 import { Migration20261121000000Foundation } from './Migration20261121000000Foundation.ts';
 import { Migration20261121000100TaxCodesProducts } from './Migration20261121000100TaxCodesProducts.ts';
+import { Migration20261121000900Reliability } from './Migration20261121000900Reliability.ts';
 import { Migration20261121001000Catalog } from './Migration20261121001000Catalog.ts';
 import { Migration20261121002000Invoicing } from './Migration20261121002000Invoicing.ts';
 
@@ -7,6 +8,7 @@ import { Migration20261121002000Invoicing } from './Migration20261121002000Invoi
 export const migrations = [
   { name: 'Migration20261121000000Foundation', class: Migration20261121000000Foundation },
   { name: 'Migration20261121000100TaxCodesProducts', class: Migration20261121000100TaxCodesProducts },
+  { name: 'Migration20261121000900Reliability', class: Migration20261121000900Reliability },
   { name: 'Migration20261121001000Catalog', class: Migration20261121001000Catalog },
   { name: 'Migration20261121002000Invoicing', class: Migration20261121002000Invoicing },
 ];

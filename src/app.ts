@@ -5,12 +5,16 @@ import { authenticate } from './auth/authenticate.ts';
 import type { RequestContext } from './context.ts';
 import { maskError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
+import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
+import { graphqlLimitPlugins } from './limits/graphql-limits.ts';
+import { RateLimiter, type RateLimitOptions } from './limits/rate-limit.ts';
 import type { Logger } from './logger.ts';
 import { observeDatabasePool } from './metrics.ts';
+import { useAuditOperation } from './modules/audit/audit.plugin.ts';
 import { METRICS_PATH, useObservability } from './observability.ts';
 import { API_REFERENCE_PATHS, useApiReference } from './rest/api-reference.ts';
 import { errorToProblem, problemResponse } from './rest/problem.ts';
-import { methodNotAllowedResponse, notFoundResponse, RestRouter } from './rest/router.ts';
+import { methodNotAllowedResponse, notFoundResponse, RestRouter, type Route } from './rest/router.ts';
 import { routes } from './rest/routes.ts';
 
 export type AppOptions = {
@@ -20,15 +24,34 @@ export type AppOptions = {
   graphiqlHeaders?: Record<string, string>;
   /** When set, /metrics requires `Authorization: Bearer <metricsToken>`. */
   metricsToken?: string;
+  /** Requests each API token may send per window; unlimited when absent. */
+  rateLimit?: RateLimitOptions;
+  /** Routes served besides the documented ones (tests exercise the REST machinery through them). */
+  extraRoutes?: Route[];
 };
 
 export const GRAPHQL_PATH = '/graphql';
 
 /** The whole HTTP surface: GraphQL at /graphql, the documented REST paths, and the probes. */
-export function createApp({ orm, logger, graphiqlHeaders = {}, metricsToken }: AppOptions) {
-  const router = new RestRouter(routes, logger);
+export function createApp({
+  orm,
+  logger,
+  graphiqlHeaders = {},
+  metricsToken,
+  rateLimit,
+  extraRoutes = [],
+}: AppOptions) {
+  const router = new RestRouter([...routes, ...extraRoutes], logger);
   const contexts = new WeakMap<Request, RequestContext>();
+  const rateLimiter = rateLimit && new RateLimiter(rateLimit);
   observeDatabasePool(() => orm.em.getConnection().getNativeClient());
+
+  /** Authentication, then the token's rate limit: a context to act in, or the response refusing it. */
+  const admit = async (request: Request, pathname: string): Promise<RequestContext | Response> => {
+    const auth = await authenticate(orm, request);
+    if (auth instanceof Response || !rateLimiter) return auth;
+    return (await rateLimiter.admit(auth.em, auth.token.id, pathname)) ?? auth;
+  };
 
   return createYoga<Record<string, unknown>, RequestContext>({
     schema,
@@ -60,12 +83,15 @@ export function createApp({ orm, logger, graphiqlHeaders = {}, metricsToken }: A
           await orm.em.getConnection().execute('select 1');
         },
       }),
+      ...graphqlLimitPlugins(),
+      useAuditOperation(),
+      useIdempotentMutations(),
       {
         async onRequest({ request, url, endResponse }) {
           try {
             if (url.pathname === GRAPHQL_PATH) {
               if (shouldRenderGraphiQL(request)) return;
-              const auth = await authenticate(orm, request);
+              const auth = await admit(request, url.pathname);
               if (auth instanceof Response) return endResponse(auth);
               contexts.set(request, auth);
               return;
@@ -74,7 +100,7 @@ export function createApp({ orm, logger, graphiqlHeaders = {}, metricsToken }: A
             if (match.kind === 'not-found') return endResponse(notFoundResponse(request));
             if (match.kind === 'method-not-allowed')
               return endResponse(methodNotAllowedResponse(request, match.allow));
-            const auth = await authenticate(orm, request);
+            const auth = await admit(request, url.pathname);
             if (auth instanceof Response) return endResponse(auth);
             endResponse(await router.handle(match.route, match.params, request, auth));
           } catch (error) {

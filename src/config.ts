@@ -17,6 +17,8 @@ const ConfigSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   /** Unset: /metrics is open, for a scraper on a private network. Set: it needs this bearer token. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiToken } from './auth/api-token.entity.ts';
 import { Loaders } from './loaders.ts';
+import { setAuditContext } from './modules/audit/audit.context.ts';
 
 /** Everything a service needs to act for one request inside one environment. */
 export type RequestContext = {
@@ -15,5 +16,6 @@ export function createRequestContext(
   environmentId: string,
   token: ApiToken,
 ): RequestContext {
+  setAuditContext(em, { tokenId: token.id });
   return { em, environmentId, token, loaders: new Loaders(em, environmentId) };
 }

@@ -8,7 +8,8 @@ export type DomainErrorCode =
   | 'DUPLICATE'
   | 'CONFLICT'
   | 'INVALID_REFERENCE'
-  | 'IDEMPOTENCY_MISMATCH';
+  | 'IDEMPOTENCY_MISMATCH'
+  | 'IDEMPOTENCY_IN_FLIGHT';
 
 /**
  * The one error type services throw for anything a caller can cause. REST turns the code into an

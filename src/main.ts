@@ -4,6 +4,7 @@ import { AccessService } from './auth/access.service.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrate, openOrm } from './db/orm.ts';
+import { scheduleIdempotencyPurge } from './idempotency/idempotency.service.ts';
 import { createLogger } from './logger.ts';
 
 let config: ReturnType<typeof loadConfig>;
@@ -25,7 +26,14 @@ if (config.MIGRATE_ON_START) {
 
 const baseUrl = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
 const graphiqlHeaders = await developmentHeaders();
-const server = createServer(createApp({ orm, logger, graphiqlHeaders, metricsToken: config.METRICS_TOKEN }));
+const rateLimit =
+  config.RATE_LIMIT_REQUESTS > 0
+    ? { maxRequests: config.RATE_LIMIT_REQUESTS, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS }
+    : undefined;
+const server = createServer(
+  createApp({ orm, logger, graphiqlHeaders, rateLimit, metricsToken: config.METRICS_TOKEN }),
+);
+const stopPurge = scheduleIdempotencyPurge(orm, logger);
 server.listen(config.PORT, config.HOST, () =>
   logger.info(`listening on ${baseUrl} (GraphiQL: ${baseUrl}${GRAPHQL_PATH})`),
 );
@@ -73,6 +81,7 @@ async function shutdown(signal: string): Promise<void> {
     server.closeIdleConnections();
   });
   clearTimeout(force);
+  stopPurge();
   await orm.close();
   await database.stop();
   logger.info('stopped');

@@ -1,5 +1,6 @@
 import { ApiTokenSchema } from '../auth/api-token.entity.ts';
 import { EnvironmentSchema } from '../auth/environment.entity.ts';
+import { AuditEventSchema } from '../modules/audit/audit-event.entity.ts';
 import { CustomerSchema } from '../modules/customer/customer.entity.ts';
 import {
   InvoiceItemSchema,
@@ -26,4 +27,5 @@ export const entities = [
   InvoiceItemSchema,
   SettlementSchema,
   InvoiceNumberingSchema,
+  AuditEventSchema,
 ];

@@ -1,6 +1,7 @@
 import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { migrations } from '../../migrations/index.ts';
+import { AuditSubscriber } from '../modules/audit/audit.subscriber.ts';
 import { entities } from './entities.ts';
 
 export type Orm = MikroORM;
@@ -9,6 +10,7 @@ export function ormOptions(clientUrl: string, options: { poolMax?: number } = {}
   return {
     clientUrl,
     entities,
+    subscribers: [new AuditSubscriber()],
     extensions: [Migrator],
     discovery: { checkDuplicateTableNames: true },
     pool: { min: 0, max: options.poolMax ?? 10 },

@@ -1,5 +1,6 @@
 import { lexicographicSortSchema } from 'graphql';
 import { builder } from './builder.ts';
+import '../modules/audit/audit.graphql.ts';
 import '../modules/customer/customer.graphql.ts';
 import '../modules/invoice/invoice.graphql.ts';
 import '../modules/ledger/ledger.graphql.ts';

@@ -1,6 +1,7 @@
 import type { ObjectRef } from '@pothos/core';
 import { DomainError, type DomainErrorCode } from '../errors.ts';
 import { builder, type SchemaTypes } from './builder.ts';
+import { reportMutationFailure } from './mutation-outcome.ts';
 
 export type UserError = { field: string[] | null; message: string; code: DomainErrorCode };
 
@@ -27,6 +28,7 @@ export async function withUserErrors<K extends string, T>(
     return { [key]: await run(), userErrors: [] } as never;
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
+    reportMutationFailure();
     const userErrors =
       error.issues.length > 0
         ? error.issues.map((issue) => ({

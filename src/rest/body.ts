@@ -15,6 +15,16 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   if (mediaType !== 'application/json') {
     throw new BodyError(415, 'The request body must be sent as Content-Type: application/json.');
   }
+  const text = (await readBodyBytes(request)).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new BodyError(400, `The request body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Reads a request body whole, refusing (413) one over 1 MiB, whether declared so or streamed. */
+export async function readBodyBytes(request: Request): Promise<Buffer> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > MAX_BODY_BYTES) throw tooLarge();
 
@@ -29,12 +39,7 @@ export async function readJsonBody(request: Request): Promise<unknown> {
     }
     chunks.push(read.value);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new BodyError(400, `The request body is not valid JSON: ${(error as Error).message}`);
-  }
+  return Buffer.concat(chunks);
 }
 
 const tooLarge = () => new BodyError(413, `The request body exceeds ${MAX_BODY_BYTES} bytes.`);

@@ -70,6 +70,11 @@ const PROBLEMS: Record<number, ZodOpenApiResponseObject> = {
     'The body is well-formed but names a missing or unusable resource, ' +
       'or reuses an Idempotency-Key with a different body',
   ),
+  429: problem(
+    'TooManyRequests',
+    'The API token has spent its request budget for the current window',
+    z.object({ 'retry-after': z.string().meta({ description: 'Seconds until the window resets' }) }),
+  ),
   500: problem('InternalServerError', 'An unexpected error; the body reveals nothing internal'),
   503: problem(
     'ServiceUnavailable',
@@ -83,7 +88,7 @@ export function problemStatuses(route: Pick<Route, 'path' | 'body'>): number[] {
   const statuses = [400, 401, 403];
   if (route.path.includes('{')) statuses.push(404);
   if (route.body) statuses.push(409, 413, 415, 422);
-  statuses.push(500, 503);
+  statuses.push(429, 500, 503);
   return statuses;
 }
 
@@ -92,6 +97,18 @@ const EnvironmentHeader = z.uuid().meta({
   example: '01a1fcaa-8659-741f-b50e-c1ef91fb1d40',
   param: { id: 'Environment', in: 'header', name: 'x-environment' },
 });
+
+const IdempotencyKeyHeader = z
+  .string()
+  .min(1)
+  .max(255)
+  .optional()
+  .meta({
+    description:
+      'Makes a retry safe: the same key (per environment and token, kept 24 h) replays the first answer ' +
+      'with Idempotent-Replayed: true; another body with the same key is a 422, a duplicate still in flight a 409',
+    param: { id: 'IdempotencyKey', in: 'header', name: 'Idempotency-Key' },
+  });
 
 const pathParams = (path: string) =>
   [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string).filter(Boolean);
@@ -117,7 +134,7 @@ function operation(route: Route): ZodOpenApiOperationObject {
     operationId: operationId(route),
     summary: route.summary,
     tags: [capitalize(route.path.split('/')[1] ?? '')],
-    parameters: [EnvironmentHeader],
+    parameters: route.method === 'POST' ? [EnvironmentHeader, IdempotencyKeyHeader] : [EnvironmentHeader],
     ...(params.length > 0
       ? { requestParams: { path: z.object(Object.fromEntries(params.map((name) => [name, z.uuid()]))) } }
       : {}),

@@ -19,6 +19,7 @@ const STATUS_BY_CODE: Record<DomainErrorCode, { status: number; title: string }>
   CONFLICT: { status: 409, title: 'Conflict' },
   INVALID_REFERENCE: { status: 422, title: 'Unprocessable request' },
   IDEMPOTENCY_MISMATCH: { status: 422, title: 'Idempotency key reused' },
+  IDEMPOTENCY_IN_FLIGHT: { status: 409, title: 'Request in flight' },
 };
 
 export function problemResponse(problem: Problem, headers: Record<string, string> = {}): Response {

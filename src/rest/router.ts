@@ -2,7 +2,15 @@ import { validate as isUuid } from 'uuid';
 import type { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { DomainError } from '../errors.ts';
+import {
+  IDEMPOTENT_REPLAYED_HEADER,
+  IdempotencyService,
+  idempotencyKeyOf,
+  type ReplayableResponse,
+  requestFingerprint,
+} from '../idempotency/idempotency.service.ts';
 import type { Logger } from '../logger.ts';
+import { setAuditContext } from '../modules/audit/audit.context.ts';
 import { BodyError, readJsonBody } from './body.ts';
 import { errorToProblem, problemResponse } from './problem.ts';
 
@@ -67,7 +75,10 @@ export class RestRouter {
     return { kind: 'found', route, params };
   }
 
-  /** Runs a matched route: checks path parameters, reads the body, maps errors to problem details. */
+  /**
+   * Runs a matched route: checks path parameters, reads the body, maps errors to problem details.
+   * Every POST honours an Idempotency-Key header (see IdempotencyService).
+   */
   async handle(
     route: CompiledRoute,
     params: Record<string, string>,
@@ -82,11 +93,25 @@ export class RestRouter {
           badParams.map((name) => ({ path: [name], message: 'must be a UUID' })),
         );
       }
+      const key = route.method === 'POST' ? idempotencyKeyOf(request) : undefined;
       const body = METHODS_WITH_BODY.has(route.method) ? await readJsonBody(request) : undefined;
-      const result = await route.handler({ ctx, params, body, request });
-      return new Response(result.status === 204 ? null : JSON.stringify(result.body), {
-        status: result.status,
-        headers: { 'content-type': 'application/json; charset=utf-8', ...result.headers },
+      setAuditContext(ctx.em, { operation: `${route.method} ${route.path}` });
+      const respond = async (context: RequestContext): Promise<ReplayableResponse> => {
+        const result = await route.handler({ ctx: context, params, body, request });
+        return {
+          status: result.status,
+          headers: { 'content-type': 'application/json; charset=utf-8', ...result.headers },
+          body: result.status === 204 ? null : JSON.stringify(result.body),
+        };
+      };
+      const response = key
+        ? await new IdempotencyService(ctx).run(key, requestFingerprint(`POST ${instance}`, body), respond)
+        : { ...(await respond(ctx)), replayed: false };
+      return new Response(response.body, {
+        status: response.status,
+        headers: response.replayed
+          ? { ...response.headers, [IDEMPOTENT_REPLAYED_HEADER]: 'true' }
+          : response.headers,
       });
     } catch (error) {
       if (error instanceof BodyError) {

@@ -1,55 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/db/embedded.ts';
+import { startServer, stopServer } from '../support/server-process.ts';
 
 const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
-
-type Server = { process: ChildProcess; output: () => string; url: string };
-
-/** Starts `node src/main.ts` as `npm start` does and waits until it listens. */
-async function startServer(env: Record<string, string>): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
-    env: {
-      ...process.env,
-      ...env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      NODE_ENV: 'test',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => (output += chunk));
-  child.stderr?.on('data', (chunk) => (output += chunk));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (output.includes('listening on')) {
-        clearInterval(timer);
-        resolve();
-      }
-    }, 50);
-    child.once('exit', (code) => {
-      clearInterval(timer);
-      reject(new Error(`server exited with ${code}:\n${output}`));
-    });
-  });
-  return { process: child, output: () => output, url: `http://127.0.0.1:${port}` };
-}
-
-async function stopServer(server: Server, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  if (server.process.exitCode !== null) return server.process.exitCode;
-  const exited = new Promise<number | null>((resolve) =>
-    server.process.once('exit', (code) => resolve(code)),
-  );
-  server.process.kill(signal);
-  return exited;
-}
 
 describe('the server process on the embedded database (npm start)', () => {
   let dataDir: string;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
-import { type App, createApp } from '../../src/app.ts';
+import { type App, type AppOptions, createApp } from '../../src/app.ts';
 import { AccessService } from '../../src/auth/access.service.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../src/db/admin.ts';
 import { type Orm, openOrm } from '../../src/db/orm.ts';
@@ -45,9 +45,10 @@ async function decode(response: Response): Promise<TestResponse> {
 
 /**
  * Gives a test file its own database, cloned from the migrated template, and the app over it.
- * Requests go through `app.fetch`: no socket, the same code path as the HTTP server.
+ * Requests go through `app.fetch`: no socket, the same code path as the HTTP server. `options` are
+ * passed on to createApp (a rate limit, extra routes).
  */
-export function setupTestApp(): TestApp {
+export function setupTestApp(options: Omit<AppOptions, 'orm' | 'logger'> = {}): TestApp {
   const name = `test_${randomBytes(8).toString('hex')}`;
   const adminUrl = inject('adminUrl');
   const databaseUrl = withDatabase(adminUrl, name);
@@ -56,7 +57,7 @@ export function setupTestApp(): TestApp {
   beforeAll(async () => {
     await ensureDatabase(adminUrl, name, inject('templateDatabase'));
     harness.orm = await openOrm(databaseUrl, { poolMax: 8 });
-    harness.app = createApp({ orm: harness.orm, logger: pino({ level: 'silent' }) });
+    harness.app = createApp({ ...options, orm: harness.orm, logger: pino({ level: 'silent' }) });
   });
 
   afterAll(async () => {

@@ -1,0 +1,183 @@
+import { createHash } from 'node:crypto';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { stringify } from 'safe-stable-stringify';
+import { createRequestContext, type RequestContext } from '../context.ts';
+import { DomainError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
+/** A completed response is replayed for at least this long; older keys are purged and may be reused. */
+export const IDEMPOTENCY_RETENTION_HOURS = 24;
+
+const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/;
+
+/** A response as it is stored and replayed: JSON bodies only, so text is enough. */
+export type ReplayableResponse = { status: number; headers: Record<string, string>; body: string | null };
+
+export type IdempotentResponse = ReplayableResponse & { replayed: boolean };
+
+type StoredRow = {
+  fingerprint: string;
+  response_status: number;
+  response_headers: Record<string, string>;
+  response_body: string | null;
+};
+
+/** The request's Idempotency-Key, or undefined when it sends none; a malformed key is refused. */
+export function idempotencyKeyOf(request: Request): string | undefined {
+  const key = request.headers.get(IDEMPOTENCY_KEY_HEADER);
+  if (key === null) return undefined;
+  if (!VISIBLE_ASCII.test(key)) {
+    throw new DomainError(
+      'INVALID_INPUT',
+      'The Idempotency-Key header must be 1 to 255 visible ASCII characters.',
+    );
+  }
+  return key;
+}
+
+/** What makes two requests the same: their target and their payload, whatever its key order or spacing. */
+export function requestFingerprint(target: string, payload: unknown): string {
+  return createHash('sha256')
+    .update(target)
+    .update('\n')
+    .update(stringify(payload) ?? '')
+    .digest('hex');
+}
+
+/** The advisory lock a request holds while it runs under `key`. */
+export const idempotencyLockName = (environmentId: string, tokenId: string, key: string): string =>
+  `idempotency:${environmentId}:${tokenId}:${key}`;
+
+/**
+ * Runs a request at most once per (environment, token, key). The work and its stored response commit
+ * in one transaction, so there is no window in which the work is done but the response is not stored
+ * (or the other way round). A duplicate that arrives while the first still runs finds the key's
+ * advisory lock taken and is refused (409) instead of waiting. Only successes are stored: a response
+ * of 400 or more rolls the work back, so a retry runs afresh.
+ */
+export class IdempotencyService {
+  private readonly ctx: RequestContext;
+
+  constructor(ctx: RequestContext) {
+    this.ctx = ctx;
+  }
+
+  async run(
+    key: string,
+    fingerprint: string,
+    work: (ctx: RequestContext) => Promise<ReplayableResponse>,
+  ): Promise<IdempotentResponse> {
+    const { environmentId, token } = this.ctx;
+    const em = this.ctx.em.fork();
+    await em.begin();
+    let open = true;
+    const rollback = async () => {
+      open = false;
+      await em.rollback();
+    };
+    try {
+      const [lock] = await em.execute<{ acquired: boolean }[]>(
+        'select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as acquired',
+        [idempotencyLockName(environmentId, token.id, key)],
+      );
+      if (!lock?.acquired) {
+        throw new DomainError(
+          'IDEMPOTENCY_IN_FLIGHT',
+          'A request with this Idempotency-Key is still being processed; retry when it has finished.',
+        );
+      }
+      const stored = await this.find(em, key);
+      if (stored) {
+        if (stored.fingerprint !== fingerprint) {
+          throw new DomainError(
+            'IDEMPOTENCY_MISMATCH',
+            'This Idempotency-Key was already used for a different request; use a new key.',
+          );
+        }
+        await rollback();
+        return {
+          status: stored.response_status,
+          headers: stored.response_headers,
+          body: stored.response_body,
+          replayed: true,
+        };
+      }
+      const response = await work(createRequestContext(em, environmentId, token));
+      if (response.status >= 400) {
+        await rollback();
+        return { ...response, replayed: false };
+      }
+      await em.execute(
+        `insert into idempotency_key
+           (environment_id, token_id, key, fingerprint, response_status, response_headers, response_body, created_at)
+         values (?, ?, ?, ?, ?, ?::jsonb, ?, now())
+         on conflict (environment_id, token_id, key) do update set
+           fingerprint = excluded.fingerprint, response_status = excluded.response_status,
+           response_headers = excluded.response_headers, response_body = excluded.response_body,
+           created_at = excluded.created_at`,
+        [
+          environmentId,
+          token.id,
+          key,
+          fingerprint,
+          response.status,
+          JSON.stringify(response.headers),
+          response.body,
+        ],
+      );
+      open = false;
+      await em.commit();
+      return { ...response, replayed: false };
+    } catch (error) {
+      // A failed statement or a lost connection already ended the transaction on the server; the
+      // rollback only frees the connection, and its own failure must not hide the original error.
+      if (open) await rollback().catch(() => {});
+      throw error;
+    }
+  }
+
+  /** The stored response for `key`, unless it is older than the retention period (then it is free again). */
+  private async find(em: EntityManager, key: string): Promise<StoredRow | undefined> {
+    const [row] = await em.execute<StoredRow[]>(
+      `select fingerprint, response_status, response_headers, response_body from idempotency_key
+       where environment_id = ? and token_id = ? and key = ?
+         and created_at > now() - make_interval(hours => ?)`,
+      [this.ctx.environmentId, this.ctx.token.id, key, IDEMPOTENCY_RETENTION_HOURS],
+    );
+    return row;
+  }
+}
+
+/** Deletes keys past the retention period; returns how many. */
+export async function purgeExpiredIdempotencyKeys(em: EntityManager): Promise<number> {
+  const result = await em.execute<{ affectedRows: number }>(
+    'delete from idempotency_key where created_at <= now() - make_interval(hours => ?)',
+    [IDEMPOTENCY_RETENTION_HOURS],
+    'run',
+  );
+  return result.affectedRows;
+}
+
+/**
+ * Purges expired keys now and then every `everyMs` in the background. Every server process may run
+ * it: the delete is idempotent. A failure (the database being down) is logged and retried next time.
+ */
+export function scheduleIdempotencyPurge(
+  orm: MikroORM,
+  logger: Logger,
+  everyMs = 60 * 60 * 1000,
+): () => void {
+  const purge = () =>
+    purgeExpiredIdempotencyKeys(orm.em.fork()).then(
+      (count) => {
+        if (count > 0) logger.info({ count }, 'purged expired idempotency keys');
+      },
+      (error) => logger.warn({ err: error }, 'could not purge expired idempotency keys'),
+    );
+  void purge();
+  const timer = setInterval(purge, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,27 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { newId } from '../../db/ids.ts';
+
+export const AUDIT_ACTIONS = ['create', 'update', 'delete'] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** One write to one object of an environment: who (token), through what (operation), when. */
+export const AuditEventSchema = defineEntity({
+  name: 'AuditEvent',
+  tableName: 'audit_event',
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => newId()),
+    environmentId: p.uuid(),
+    tokenId: p.uuid().nullable(),
+    operation: p.string().length(200).nullable(),
+    action: p.enum(AUDIT_ACTIONS),
+    objectType: p.string().length(100),
+    objectId: p.string().length(100),
+    changedFields: p.array().columnType('text[]'),
+    occurredAt: p.datetime(),
+  },
+});
+
+export type AuditEvent = InferEntity<typeof AuditEventSchema>;

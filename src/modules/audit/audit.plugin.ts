@@ -1,0 +1,18 @@
+import { getOperationAST, Kind } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { RequestContext } from '../../context.ts';
+import { setAuditContext } from './audit.context.ts';
+
+/** Names the audit operation of a GraphQL mutation after its root fields (`customerCreate`). */
+export function useAuditOperation(): Plugin<RequestContext> {
+  return {
+    onExecute({ args }) {
+      const operation = getOperationAST(args.document, args.operationName);
+      if (operation?.operation !== 'mutation') return;
+      const fields = operation.selectionSet.selections.flatMap((selection) =>
+        selection.kind === Kind.FIELD ? [selection.name.value] : [],
+      );
+      setAuditContext(args.contextValue.em, { operation: [...new Set(fields)].join(' ') });
+    },
+  };
+}
