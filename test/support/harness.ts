@@ -37,8 +37,15 @@ export type TestApp = {
 };
 
 async function decode(response: Response): Promise<TestResponse> {
-  const text = await response.text();
   const type = response.headers.get('content-type') ?? '';
+  if (type.startsWith('application/pdf')) {
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: new Uint8Array(await response.arrayBuffer()),
+    };
+  }
+  const text = await response.text();
   const body = text && type.includes('json') ? JSON.parse(text) : text;
   return { status: response.status, headers: response.headers, body };
 }
