@@ -1,6 +1,7 @@
 import { validate as isUuid } from 'uuid';
 import type { z } from 'zod';
 import type { RequestContext } from '../context.ts';
+import { inRequestTransaction } from '../db/tenant-transaction.ts';
 import { DomainError } from '../errors.ts';
 import {
   IDEMPOTENT_REPLAYED_HEADER,
@@ -77,7 +78,8 @@ export class RestRouter {
 
   /**
    * Runs a matched route: checks path parameters, reads the body, maps errors to problem details.
-   * Every POST honours an Idempotency-Key header (see IdempotencyService).
+   * The handler runs in the environment's transaction (inRequestTransaction), and every POST honours an
+   * Idempotency-Key header inside it (see IdempotencyService).
    */
   async handle(
     route: CompiledRoute,
@@ -104,9 +106,11 @@ export class RestRouter {
           body: result.status === 204 ? null : JSON.stringify(result.body),
         };
       };
-      const response = key
-        ? await new IdempotencyService(ctx).run(key, requestFingerprint(`POST ${instance}`, body), respond)
-        : { ...(await respond(ctx)), replayed: false };
+      const response = await inRequestTransaction(ctx, async (tx) =>
+        key
+          ? new IdempotencyService(tx).run(key, requestFingerprint(`POST ${instance}`, body), respond)
+          : { ...(await respond(tx)), replayed: false },
+      );
       return new Response(response.body, {
         status: response.status,
         headers: response.replayed
