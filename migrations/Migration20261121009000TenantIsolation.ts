@@ -35,13 +35,13 @@ export class Migration20261121009000TenantIsolation extends Migration {
           exception
             when duplicate_object then null;
             when insufficient_privilege then
-              raise exception 'cannot create the role billing_app: the migrating user (%) needs CREATEROLE', current_user
-                using hint = 'or have a DBA run: create role billing_app nologin; grant billing_app to ' || current_user || ';';
+              raise exception 'cannot create the role billing_app: the migrating user % needs CREATEROLE, '
+                'or a DBA runs: create role billing_app nologin; grant billing_app to %;', current_user, current_user;
           end;
         end if;
         if exists (select from pg_roles where rolname = 'billing_app' and (rolsuper or rolbypassrls)) then
-          raise exception 'the role billing_app bypasses row-level security'
-            using hint = 'alter role billing_app nosuperuser nobypassrls;';
+          raise exception 'the role billing_app bypasses row-level security; '
+            'a DBA runs: alter role billing_app nosuperuser nobypassrls;';
         end if;
         -- From PostgreSQL 16 on, switching to a role takes the SET option of a membership, not just membership.
         if not pg_has_role(current_user, 'billing_app',
@@ -49,8 +49,8 @@ export class Migration20261121009000TenantIsolation extends Migration {
           begin
             grant billing_app to current_user;
           exception when insufficient_privilege then
-            raise exception 'the migrating user (%) may not switch to the role billing_app', current_user
-              using hint = 'have a DBA run: grant billing_app to ' || current_user || ';';
+            raise exception 'the migrating user % may not switch to the role billing_app; '
+              'a DBA runs: grant billing_app to %;', current_user, current_user;
           end;
         end if;
       end

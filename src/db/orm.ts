@@ -1,6 +1,5 @@
 import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
-import { CompiledQuery, type DatabaseConnection } from 'kysely';
 import pg from 'pg';
 import { migrations } from '../../migrations/index.ts';
 import { AuditSubscriber } from '../modules/audit/audit.subscriber.ts';
@@ -35,13 +34,14 @@ export function ormOptions(clientUrl: string, options: OrmOptions = {}): Options
     dataloader: true,
     forceUtcTimezone: true,
     allowGlobalContext: false,
-    // A connection that cannot switch to the role fails to open, so nothing ever runs as the owner by mistake.
-    onCreateConnection: options.owner
-      ? undefined
-      : async (connection) => {
-          await (connection as DatabaseConnection).executeQuery(
-            CompiledQuery.raw(`set role ${pg.escapeIdentifier(APP_ROLE)}`),
-          );
+    // pg-pool runs onConnect on every new connection before handing it out, and closes one whose role
+    // switch fails: nothing ever runs as the owner by mistake, and a failure does not leak a pool slot.
+    driverOptions: options.owner
+      ? {}
+      : {
+          onConnect: async (client: pg.ClientBase) => {
+            await client.query(`set role ${pg.escapeIdentifier(APP_ROLE)}`);
+          },
         },
     migrations: {
       migrationsList: migrations,
