@@ -2,6 +2,7 @@ import Negotiator from 'negotiator';
 import { validate as isUuid } from 'uuid';
 import type { z } from 'zod';
 import type { RequestContext } from '../context.ts';
+import { inRequestTransaction } from '../db/tenant-transaction.ts';
 import { DomainError } from '../errors.ts';
 import {
   IDEMPOTENT_REPLAYED_HEADER,
@@ -92,7 +93,8 @@ export class RestRouter {
 
   /**
    * Runs a matched route: checks path parameters, reads the body, maps errors to problem details.
-   * Every POST honours an Idempotency-Key header (see IdempotencyService).
+   * The handler runs in the environment's transaction (inRequestTransaction), and every POST honours an
+   * Idempotency-Key header inside it (see IdempotencyService).
    */
   async handle(
     route: CompiledRoute,
@@ -136,9 +138,11 @@ export class RestRouter {
           throw new Error(`${route.path}: a POST answers JSON, replays store text`);
         return { ...response, body: response.body };
       };
-      const response = key
-        ? await new IdempotencyService(ctx).run(key, requestFingerprint(`POST ${instance}`, body), replayable)
-        : { ...(await respond(ctx)), replayed: false };
+      const response = await inRequestTransaction(ctx, async (tx) =>
+        key
+          ? new IdempotencyService(tx).run(key, requestFingerprint(`POST ${instance}`, body), replayable)
+          : { ...(await respond(tx)), replayed: false },
+      );
       return new Response(response.body, {
         status: response.status,
         headers: response.replayed
