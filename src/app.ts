@@ -5,6 +5,7 @@ import { authenticate } from './auth/authenticate.ts';
 import type { RequestContext } from './context.ts';
 import { maskError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
+import { useStorableInput } from './graphql/storable-input.ts';
 import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
 import { graphqlLimitPlugins } from './limits/graphql-limits.ts';
 import { RateLimiter, type RateLimitOptions } from './limits/rate-limit.ts';
@@ -85,6 +86,7 @@ export function createApp({
       }),
       ...graphqlLimitPlugins(),
       useAuditOperation(),
+      useStorableInput(),
       useIdempotentMutations(),
       {
         async onRequest({ request, url, endResponse }) {

@@ -11,6 +11,7 @@ import {
 } from '../idempotency/idempotency.service.ts';
 import type { Logger } from '../logger.ts';
 import { setAuditContext } from '../modules/audit/audit.context.ts';
+import { assertStorableInput } from '../validation.ts';
 import { BodyError, readJsonBody } from './body.ts';
 import { errorToProblem, problemResponse } from './problem.ts';
 
@@ -70,7 +71,7 @@ export class RestRouter {
     if (!route) return { kind: 'method-not-allowed', allow: onPath.map((candidate) => candidate.method) };
     const values = route.pattern.exec(pathname)?.slice(1) ?? [];
     const params = Object.fromEntries(
-      route.paramNames.map((name, i) => [name, decodeURIComponent(values[i] ?? '')]),
+      route.paramNames.map((name, i) => [name, decodeSegment(values[i] ?? '')]),
     );
     return { kind: 'found', route, params };
   }
@@ -95,6 +96,7 @@ export class RestRouter {
       }
       const key = route.method === 'POST' ? idempotencyKeyOf(request) : undefined;
       const body = METHODS_WITH_BODY.has(route.method) ? await readJsonBody(request) : undefined;
+      assertStorableInput(body);
       setAuditContext(ctx.em, { operation: `${route.method} ${route.path}` });
       const respond = async (context: RequestContext): Promise<ReplayableResponse> => {
         const result = await route.handler({ ctx: context, params, body, request });
@@ -127,6 +129,15 @@ export class RestRouter {
       if (problem.status >= 500) this.logger.error({ err: error, path: instance }, 'request failed');
       return problemResponse(problem, headers);
     }
+  }
+}
+
+/** A percent-decoded path segment; a malformed escape (`%zz`) stays as sent and fails the UUID check. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
   }
 }
 
