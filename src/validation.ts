@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { DomainError, type FieldIssue, type FieldPath } from './errors.ts';
 
+/** A UUID in any case, as the lowercase form ids are stored, cached and compared in (RFC 9562: case-insensitive). */
+export const Uuid = z.uuid().transform((id) => id.toLowerCase());
+
 /** Flattens zod issues into one issue per field; an unknown key becomes an issue at that key. */
 export function fieldIssues(issues: readonly z.core.$ZodIssue[]): FieldIssue[] {
   return issues.flatMap((issue): FieldIssue[] => {

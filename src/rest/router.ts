@@ -94,12 +94,14 @@ export class RestRouter {
           badParams.map((name) => ({ path: [name], message: 'must be a UUID' })),
         );
       }
+      // UUIDs are case-insensitive (RFC 9562); ids are stored, cached and compared in lowercase.
+      const ids = Object.fromEntries(Object.entries(params).map(([name, id]) => [name, id.toLowerCase()]));
       const key = route.method === 'POST' ? idempotencyKeyOf(request) : undefined;
       const body = METHODS_WITH_BODY.has(route.method) ? await readJsonBody(request) : undefined;
       assertStorableInput(body);
       setAuditContext(ctx.em, { operation: `${route.method} ${route.path}` });
       const respond = async (context: RequestContext): Promise<ReplayableResponse> => {
-        const result = await route.handler({ ctx: context, params, body, request });
+        const result = await route.handler({ ctx: context, params: ids, body, request });
         return {
           status: result.status,
           headers: { 'content-type': 'application/json; charset=utf-8', ...result.headers },

@@ -3,7 +3,7 @@ import { MAX_INPUT_DEPTH } from '../../src/validation.ts';
 import { gql, pointers } from '../support/catalog.ts';
 import { expectProblem, setupTestApp, type TestEnvironment } from '../support/harness.ts';
 
-/** Requests the fuzzer once answered with a 500, kept as plain examples on both faces. */
+/** Requests the fuzzer found mishandled (a 500, an existing id answering 404), kept as plain examples on both faces. */
 const t = setupTestApp();
 
 let env: TestEnvironment;
@@ -36,6 +36,21 @@ describe('REST', () => {
       expect(pointers(read)).toEqual(['/customerId']);
       expectProblem(await t.rest('PATCH', `/customers/${id}`, { env, body: { name: 'x' } }), 400);
     }
+  });
+
+  it('finds an object by its id written in uppercase, in the path and in the body', async () => {
+    const upper = customerId.toUpperCase();
+    const read = await t.rest('GET', `/customers/${upper}`, { env });
+    expect(read.status).toBe(200);
+    expect(read.body.id).toBe(customerId);
+    const invoice = await t.rest('POST', '/invoices', {
+      env,
+      body: { customerId: upper, currency: null, date: '2026-03-01', items: null },
+    });
+    expect(invoice.status, JSON.stringify(invoice.body)).toBe(201);
+    expect(invoice.body.customer.id).toBe(customerId);
+    const again = await t.rest('GET', `/invoices/${invoice.body.id.toUpperCase()}`, { env });
+    expect(again.body.id).toBe(invoice.body.id);
   });
 
   it('refuses text PostgreSQL cannot store, naming each field, and stores nothing', async () => {
@@ -106,6 +121,13 @@ describe('REST', () => {
 describe('GraphQL', () => {
   const CREATE =
     'mutation ($input: CustomerCreateInput!) { customerCreate(input: $input) { customer { id } } }';
+
+  it('finds an object by its id written in uppercase, as a literal or a variable', async () => {
+    const upper = customerId.toUpperCase();
+    const literal = await gql(t, env, `{ customer(id: "${upper}") { id } }`);
+    const variable = await gql(t, env, 'query ($id: UUID!) { customer(id: $id) { id } }', { id: upper });
+    expect([literal.customer, variable.customer]).toEqual([{ id: customerId }, { id: customerId }]);
+  });
 
   it('refuses NUL characters in variables and in literals as INVALID_INPUT, storing nothing', async () => {
     const before = await counts();
