@@ -5,6 +5,7 @@ import { authenticate } from './auth/authenticate.ts';
 import type { RequestContext } from './context.ts';
 import { maskError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
+import { useStorableInput } from './graphql/storable-input.ts';
 import { useTenantTransaction } from './graphql/tenant-transaction.plugin.ts';
 import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
 import { graphqlLimitPlugins } from './limits/graphql-limits.ts';
@@ -86,6 +87,7 @@ export function createApp({
       }),
       ...graphqlLimitPlugins(),
       useAuditOperation(),
+      useStorableInput(),
       useIdempotentMutations(),
       useTenantTransaction(),
       {

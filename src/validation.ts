@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { DomainError, type FieldIssue } from './errors.ts';
+import { DomainError, type FieldIssue, type FieldPath } from './errors.ts';
+
+/** A UUID in any case, as the lowercase form ids are stored, cached and compared in (RFC 9562: case-insensitive). */
+export const Uuid = z.uuid().transform((id) => id.toLowerCase());
 
 /** Flattens zod issues into one issue per field; an unknown key becomes an issue at that key. */
 export function fieldIssues(issues: readonly z.core.$ZodIssue[]): FieldIssue[] {
@@ -38,4 +41,56 @@ export function boundedText(min: number, max: number) {
       error: min === 1 ? 'must not be empty' : `must be at least ${min} characters long`,
     })
     .refine((value) => length(value) <= max, { error: `must be at most ${max} characters long` });
+}
+
+/** How deep a request's JSON may nest; the deepest honest body (a price's tiers) needs 5 levels. */
+export const MAX_INPUT_DEPTH = 32;
+const MAX_INPUT_ISSUES = 100;
+
+/** Why PostgreSQL cannot store `text` as sent, or undefined when it can. */
+function unstorableText(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
+  if (!text.isWellFormed()) return 'must be Unicode text, without unpaired surrogates';
+  return undefined;
+}
+
+const isContainer = (value: unknown): value is object =>
+  Array.isArray(value) ||
+  (typeof value === 'object' &&
+    value !== null &&
+    [Object.prototype, null].includes(Object.getPrototypeOf(value)));
+
+/**
+ * Refuses (INVALID_INPUT) request input that no schema is asked about and that would otherwise fail
+ * unexpectedly: nesting deeper than MAX_INPUT_DEPTH, which would exhaust the stack of recursive
+ * walkers such as the Idempotency-Key fingerprint, and strings or field names PostgreSQL cannot store
+ * as sent (a NUL character is an error there; an unpaired surrogate would be silently replaced).
+ * Walks with an explicit stack, so no input is too deep for the check itself.
+ */
+export function assertStorableInput(value: unknown, path: FieldPath = []): void {
+  const issues: FieldIssue[] = [];
+  const pending: { value: unknown; path: FieldPath }[] = [{ value, path }];
+  for (let node = pending.pop(); node && issues.length < MAX_INPUT_ISSUES; node = pending.pop()) {
+    if (typeof node.value === 'string') {
+      const problem = unstorableText(node.value);
+      if (problem) issues.push({ path: node.path, message: problem });
+      continue;
+    }
+    if (!isContainer(node.value)) continue;
+    if (node.path.length - path.length >= MAX_INPUT_DEPTH) {
+      issues.push({ path: node.path, message: `must not nest deeper than ${MAX_INPUT_DEPTH} levels` });
+      continue;
+    }
+    const array = Array.isArray(node.value);
+    const members = Object.entries(node.value);
+    // Last member first onto the stack, so members are checked in document order.
+    for (let index = members.length - 1; index >= 0; index--) {
+      const [key, member] = members[index] as [string, unknown];
+      const memberPath = [...node.path, array ? index : key];
+      const problem = array ? undefined : unstorableText(key);
+      if (problem) issues.push({ path: memberPath, message: `the field name ${problem}` });
+      pending.push({ value: member, path: memberPath });
+    }
+  }
+  if (issues.length > 0) throw DomainError.invalidInput(issues);
 }

@@ -1,6 +1,7 @@
 import SchemaBuilder from '@pothos/core';
 import RelayPlugin from '@pothos/plugin-relay';
 import ValidationPlugin from '@pothos/plugin-validation';
+import { GraphQLScalarType } from 'graphql';
 import {
   DateResolver,
   DateTimeResolver,
@@ -45,7 +46,15 @@ export const builder = new SchemaBuilder<BuilderTypes>({
   },
 });
 
-builder.addScalarType('UUID', UUIDResolver);
+// UUIDs are case-insensitive (RFC 9562); ids are stored, cached and compared in lowercase.
+builder.addScalarType(
+  'UUID',
+  new GraphQLScalarType({
+    ...UUIDResolver.toConfig(),
+    parseValue: (value) => String(UUIDResolver.parseValue(value)).toLowerCase(),
+    parseLiteral: (ast, variables) => String(UUIDResolver.parseLiteral(ast, variables)).toLowerCase(),
+  }),
+);
 builder.addScalarType('Date', DateResolver);
 builder.addScalarType('DateTime', DateTimeResolver);
 builder.addScalarType('JSONObject', JSONObjectResolver);

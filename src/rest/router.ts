@@ -13,6 +13,7 @@ import {
 } from '../idempotency/idempotency.service.ts';
 import type { Logger } from '../logger.ts';
 import { setAuditContext } from '../modules/audit/audit.context.ts';
+import { assertStorableInput } from '../validation.ts';
 import { BodyError, readJsonBody } from './body.ts';
 import { errorToProblem, problemResponse } from './problem.ts';
 
@@ -86,7 +87,7 @@ export class RestRouter {
     if (!route) return { kind: 'method-not-allowed', allow: onPath.map((candidate) => candidate.method) };
     const values = route.pattern.exec(pathname)?.slice(1) ?? [];
     const params = Object.fromEntries(
-      route.paramNames.map((name, i) => [name, decodeURIComponent(values[i] ?? '')]),
+      route.paramNames.map((name, i) => [name, decodeSegment(values[i] ?? '')]),
     );
     return { kind: 'found', route, params };
   }
@@ -115,11 +116,14 @@ export class RestRouter {
         ? negotiate(request, [JSON_MEDIA_TYPE, ...alternatives])
         : JSON_MEDIA_TYPE;
       if (!mediaType) return notAcceptableResponse(instance, [JSON_MEDIA_TYPE, ...(alternatives ?? [])]);
+      // UUIDs are case-insensitive (RFC 9562); ids are stored, cached and compared in lowercase.
+      const ids = Object.fromEntries(Object.entries(params).map(([name, id]) => [name, id.toLowerCase()]));
       const key = route.method === 'POST' ? idempotencyKeyOf(request) : undefined;
       const body = METHODS_WITH_BODY.has(route.method) ? await readJsonBody(request) : undefined;
+      assertStorableInput(body);
       setAuditContext(ctx.em, { operation: `${route.method} ${route.path}` });
       const respond = async (context: RequestContext) => {
-        const result = await route.handler({ ctx: context, params, body, request, mediaType });
+        const result = await route.handler({ ctx: context, params: ids, body, request, mediaType });
         const vary: Record<string, string> = alternatives ? { vary: 'accept' } : {};
         if (result.body instanceof Uint8Array) {
           // Handlers build bytes in Node Buffers, which are backed by a plain ArrayBuffer.
@@ -182,6 +186,15 @@ function notAcceptableResponse(instance: string, available: string[]): Response 
     detail: `The Accept header allows none of the media types this operation answers with: ${available.join(', ')}.`,
     instance,
   });
+}
+
+/** A percent-decoded path segment; a malformed escape (`%zz`) stays as sent and fails the UUID check. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 export function notFoundResponse(request: Request): Response {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CurrencyCode } from '../../money/currency.ts';
+import { Uuid } from '../../validation.ts';
 import { Exact, SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
 import { INVOICE_STATUSES, INVOICE_TYPES } from './invoice.entity.ts';
 
@@ -78,7 +79,7 @@ const dueDateRule = { path: ['dueDate'], message: 'must not be before the invoic
 const Items = z.array(InvoiceItemInput).max(MAX_ITEMS_PER_REQUEST);
 
 const invoiceFields = {
-  customerId: z.uuid(),
+  customerId: Uuid,
   currency: CurrencyCode.nullish(),
   date: CalendarDate,
   dueDate: CalendarDate.nullish(),
@@ -136,7 +137,7 @@ export type SettlementInput = z.infer<typeof SettlementInput>;
 /** Which lines of a booked invoice to credit (all not yet credited when left out). */
 export const CreditNoteCreateInput = z.strictObject({
   itemIds: z
-    .array(z.uuid())
+    .array(Uuid)
     .min(1)
     .max(MAX_ITEMS_PER_REQUEST)
     .refine((ids) => new Set(ids).size === ids.length, 'must not name a line twice')
@@ -148,7 +149,7 @@ export type CreditNoteCreateInput = z.infer<typeof CreditNoteCreateInput>;
 
 export const InvoiceFilter = z
   .strictObject({
-    customerId: z.uuid().nullish(),
+    customerId: Uuid.nullish(),
     type: z.enum(INVOICE_TYPES).nullish(),
     status: z.enum(INVOICE_STATUSES).nullish(),
     settlementStatus: z.enum(SETTLEMENT_STATUSES).nullish(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { boundedText } from '../../validation.ts';
+import { boundedText, Uuid } from '../../validation.ts';
 import { RECOGNITION_STRATEGIES } from './account-set.entity.ts';
 
 const ledgerAccountFields = {
@@ -24,10 +24,10 @@ export type LedgerAccountUpdateInput = z.infer<typeof LedgerAccountUpdateInput>;
 
 const accountSetFields = {
   name: boundedText(1, 250).nullish(),
-  salesAccountId: z.uuid(),
-  incomeAccountId: z.uuid(),
-  taxAccountId: z.uuid(),
-  deferralAccountId: z.uuid(),
+  salesAccountId: Uuid,
+  incomeAccountId: Uuid,
+  taxAccountId: Uuid,
+  deferralAccountId: Uuid,
   recognitionStrategy: z.enum(RECOGNITION_STRATEGIES).optional(),
 };
 

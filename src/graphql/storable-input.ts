@@ -1,0 +1,38 @@
+import { type ASTNode, type GraphQLError, Kind, visit } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { DomainError, type FieldPath } from '../errors.ts';
+import { assertStorableInput } from '../validation.ts';
+import { maskError } from './errors.ts';
+
+/** Where a string literal sits: its argument and the input object fields around it. */
+function literalPath(ancestors: readonly (ASTNode | readonly ASTNode[])[]): FieldPath {
+  return ancestors.flatMap((ancestor) =>
+    'kind' in ancestor && (ancestor.kind === Kind.ARGUMENT || ancestor.kind === Kind.OBJECT_FIELD)
+      ? [ancestor.name.value]
+      : [],
+  );
+}
+
+/**
+ * The check REST bodies get (assertStorableInput), for GraphQL: the request's variables and the
+ * document's string literals, before anything executes, so that too-deep input or text PostgreSQL
+ * cannot store is an INVALID_INPUT error rather than an unexpected failure. Must come before the
+ * plugins that read the variables (the Idempotency-Key fingerprint).
+ */
+export function useStorableInput(): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      try {
+        assertStorableInput(args.variableValues ?? {});
+        visit(args.document, {
+          StringValue(node, _key, parent, _path, ancestors) {
+            assertStorableInput(node.value, literalPath(parent ? [...ancestors, parent] : ancestors));
+          },
+        });
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        setResultAndStopExecution({ errors: [maskError(error, error.message) as GraphQLError] });
+      }
+    },
+  };
+}
