@@ -3,6 +3,7 @@ import { Migration20261121000100TaxCodesProducts } from './Migration202611210001
 import { Migration20261121000900Reliability } from './Migration20261121000900Reliability.ts';
 import { Migration20261121001000Catalog } from './Migration20261121001000Catalog.ts';
 import { Migration20261121002000Invoicing } from './Migration20261121002000Invoicing.ts';
+import { Migration20261121003000Subscriptions } from './Migration20261121003000Subscriptions.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -11,4 +12,5 @@ export const migrations = [
   { name: 'Migration20261121000900Reliability', class: Migration20261121000900Reliability },
   { name: 'Migration20261121001000Catalog', class: Migration20261121001000Catalog },
   { name: 'Migration20261121002000Invoicing', class: Migration20261121002000Invoicing },
+  { name: 'Migration20261121003000Subscriptions', class: Migration20261121003000Subscriptions },
 ];
