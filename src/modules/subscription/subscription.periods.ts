@@ -84,7 +84,8 @@ export function boundary(anchor: string, term: Term, n: number): string | null {
       date = addMonths(anchor, 12 * steps);
       break;
   }
-  return date <= LAST_DATE ? date : null;
+  // A five-digit year sorts before 9999 as text, hence the length.
+  return date.length === LAST_DATE.length && date <= LAST_DATE ? date : null;
 }
 
 /** Period n of `term` anchored at `anchor`; null when it would end beyond year 9999. */
