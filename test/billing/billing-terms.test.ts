@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { billingFixtures, midnight } from '../subscription/fixtures.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 
