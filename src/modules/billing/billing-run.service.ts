@@ -67,7 +67,7 @@ type Line = {
  * when that unit amount is exact within the 6 decimals lines keep, otherwise one unit at the whole
  * amount (tiered and package prices rarely divide evenly), with the quantity named in the description.
  */
-export function lineFigures(
+function lineFigures(
   quantity: string,
   amount: number,
 ): { quantity: string; unitAmount: string; whole: boolean } {
@@ -143,7 +143,10 @@ export class BillingRunService {
         if (interrupted) return 'interrupted';
         return run.errors.length > 0 ? 'failed' : 'succeeded';
       });
-      billingRunsTotal.labels(run.status === 'succeeded' ? 'succeeded' : 'failed').inc();
+      // An interrupted run did not finish: the next one carries on, and counts.
+      if (run.status !== 'interrupted') {
+        billingRunsTotal.labels(run.status === 'succeeded' ? 'succeeded' : 'failed').inc();
+      }
       return run;
     } catch (error) {
       billingRunsTotal.labels('failed').inc();
