@@ -153,6 +153,20 @@ describe('one billing run at a time per environment, across processes', () => {
       'SubscriptionItem',
     ]);
     expect(events.every((event) => event.token_id === null)).toBe(true);
+
+    // and the run reads back through GraphQL with its invoices, and in the list of runs
+    const data = await t.graphql(
+      `query ($id: UUID!) { billingRun(id: $id) { invoiceIds invoices { id status } }
+        billingRuns(first: 50) { edges { node { id } } } }`,
+      { id: run.id },
+      { env },
+    );
+    expect(data.body.data.billingRun.invoices).toEqual(
+      run.invoiceIds.map((id: string) => ({ id, status: 'booked' })),
+    );
+    expect(data.body.data.billingRuns.edges.map((edge: { node: { id: string } }) => edge.node.id)).toContain(
+      run.id,
+    );
   });
 
   it('stops between customers when asked to, and ends as interrupted', async () => {

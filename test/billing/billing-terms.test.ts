@@ -137,6 +137,58 @@ describe('renewal', () => {
   });
 });
 
+describe('changes', () => {
+  it('bill new quantities and added items from the next period on, and the period under way as it was', async () => {
+    // given advance and arrears items from Jan 1, January billed in advance
+    const { env, customerId, subscription } = await given(['advance', 'arrears'], {
+      term: { start: '2026-01-01' },
+    });
+    await runs(env, ['2026-01-01']);
+    const [advanceItem, arrearsItem] = subscription.items;
+
+    // when on Jan 15 both quantities become 3 and another advance item is added
+    const update = await f.tryUpdate(env, subscription.id, {
+      at: '2026-01-15T00:00:00Z',
+      items: [
+        { id: advanceItem.id, quantity: 3 },
+        { id: arrearsItem.id, quantity: 3 },
+      ],
+      addItems: [{ productId: advanceItem.product.id, priceId: advanceItem.price.id }],
+    });
+    expect(update.userErrors).toEqual([]);
+    await runs(env, ['2026-02-01', '2026-03-01']);
+
+    // then February bills the new advance quantity and the added item, and January in arrears at 1;
+    // March bills the arrears February at 3
+    const invoices = await f.invoicesOf(env, customerId);
+    const lines = invoices.map((invoice: { items: { periodStart: string; quantity: number }[] }) =>
+      invoice.items.map((item) => `${item.periodStart} x${item.quantity}`),
+    );
+    expect(lines).toEqual([
+      ['2026-01-01 x1'],
+      ['2026-02-01 x3', '2026-01-01 x1', '2026-02-01 x1'],
+      ['2026-03-01 x3', '2026-02-01 x3', '2026-03-01 x1'],
+    ]);
+    const read = await t.rest('GET', `/subscriptions/${subscription.id}`, { env });
+    expect(read.body.items.map((item: { quantity: number }) => item.quantity)).toEqual([3, 3, 1]);
+  });
+
+  it('refuses an added item whose price has no pricing in the subscription’s currency', async () => {
+    const { env, subscription } = await given(['advance'], { term: { start: '2026-01-01' } });
+    const dollars = await f.createPrice(env, { name: 'Dollars', pricing: { usd: { amount: 1 } } });
+    const update = await f.tryUpdate(env, subscription.id, {
+      addItems: [{ productId: subscription.items[0].product.id, priceId: dollars.id }],
+    });
+    expect(update.userErrors).toEqual([
+      {
+        field: ['input', 'addItems', '0', 'priceId'],
+        message: `price "Dollars" (${dollars.id}) has no pricing in EUR`,
+        code: 'INVALID_REFERENCE',
+      },
+    ]);
+  });
+});
+
 describe('cancellation', () => {
   it('lets the periods under way at `at` run out: arrears bills the period, advance bills no further', async () => {
     // given monthly advance and arrears items from Jan 1, billed through February's start
