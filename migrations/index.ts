@@ -4,6 +4,7 @@ import { Migration20261121000900Reliability } from './Migration20261121000900Rel
 import { Migration20261121001000Catalog } from './Migration20261121001000Catalog.ts';
 import { Migration20261121002000Invoicing } from './Migration20261121002000Invoicing.ts';
 import { Migration20261121003000Subscriptions } from './Migration20261121003000Subscriptions.ts';
+import { Migration20261121009000TenantIsolation } from './Migration20261121009000TenantIsolation.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   { name: 'Migration20261121001000Catalog', class: Migration20261121001000Catalog },
   { name: 'Migration20261121002000Invoicing', class: Migration20261121002000Invoicing },
   { name: 'Migration20261121003000Subscriptions', class: Migration20261121003000Subscriptions },
+  { name: 'Migration20261121009000TenantIsolation', class: Migration20261121009000TenantIsolation },
 ];

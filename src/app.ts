@@ -5,6 +5,7 @@ import { authenticate } from './auth/authenticate.ts';
 import type { RequestContext } from './context.ts';
 import { maskError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
+import { useTenantTransaction } from './graphql/tenant-transaction.plugin.ts';
 import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
 import { graphqlLimitPlugins } from './limits/graphql-limits.ts';
 import { RateLimiter, type RateLimitOptions } from './limits/rate-limit.ts';
@@ -86,6 +87,7 @@ export function createApp({
       ...graphqlLimitPlugins(),
       useAuditOperation(),
       useIdempotentMutations(),
+      useTenantTransaction(),
       {
         async onRequest({ request, url, endResponse }) {
           try {

@@ -3,7 +3,7 @@ import { createApp, GRAPHQL_PATH } from './app.ts';
 import { AccessService } from './auth/access.service.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
-import { migrate, openOrm } from './db/orm.ts';
+import { assertAppRole, migrate, type Orm, openOrm } from './db/orm.ts';
 import { scheduleIdempotencyPurge } from './idempotency/idempotency.service.ts';
 import { createLogger } from './logger.ts';
 import { BillingScheduler } from './modules/billing/billing.scheduler.ts';
@@ -19,14 +19,30 @@ try {
 
 const logger = createLogger(config.LOG_LEVEL);
 const database = await openDatabase(config, logger);
-const orm = await openOrm(database.url, { poolMax: config.DB_POOL_MAX });
-if (config.MIGRATE_ON_START) {
-  const applied = await migrate(orm);
-  if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
+const baseUrl = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
+
+// Migrations and the first start's environment and token need the database owner; requests never do.
+const owner = await openOrm(database.url, { poolMax: 1, owner: true });
+let graphiqlHeaders: Record<string, string>;
+try {
+  if (config.MIGRATE_ON_START) {
+    const applied = await migrate(owner);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
+  }
+  graphiqlHeaders = await developmentHeaders(owner);
+} finally {
+  await owner.close();
 }
 
-const baseUrl = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
-const graphiqlHeaders = await developmentHeaders();
+const orm = await openOrm(database.url, { poolMax: config.DB_POOL_MAX });
+try {
+  await assertAppRole(orm);
+} catch (error) {
+  console.error((error as Error).message);
+  await orm.close();
+  await database.stop();
+  process.exit(1);
+}
 const rateLimit =
   config.RATE_LIMIT_REQUESTS > 0
     ? { maxRequests: config.RATE_LIMIT_REQUESTS, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS }
@@ -48,9 +64,9 @@ server.listen(config.PORT, config.HOST, () =>
  * On the embedded database, the first start creates a "Development" environment and a token and
  * prints them once; later starts only prefill the environment in GraphiQL.
  */
-async function developmentHeaders(): Promise<Record<string, string>> {
+async function developmentHeaders(owner: Orm): Promise<Record<string, string>> {
   if (!database.embedded) return {};
-  const access = new AccessService(orm.em.fork());
+  const access = new AccessService(owner.em.fork());
   const [existing] = await access.listEnvironments();
   if (existing) {
     return { 'x-environment': existing.id, authorization: 'Bearer <the token printed on the first start>' };

@@ -124,7 +124,8 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   const logger = createLogger('warn', false);
   const database = await openDatabase(config, logger);
-  const orm = await openOrm(database.url, { poolMax: 2 });
+  // Administration (environments, tokens, migrations) is the owner's business, not the application role's.
+  const orm = await openOrm(database.url, { poolMax: 2, owner: true });
   try {
     const output = await command(new AccessService(orm.em.fork()), orm);
     console.log(argv.includes('--json') ? JSON.stringify(output.json) : output.text);

@@ -1,12 +1,29 @@
 import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import pg from 'pg';
 import { migrations } from '../../migrations/index.ts';
 import { AuditSubscriber } from '../modules/audit/audit.subscriber.ts';
 import { entities } from './entities.ts';
 
 export type Orm = MikroORM;
 
-export function ormOptions(clientUrl: string, options: { poolMax?: number } = {}): Options {
+/**
+ * The role the application acts as. It owns nothing and cannot bypass row-level security, so every
+ * tenant row it reads or writes passes the policies; the migrations create it (see
+ * Migration20261121009000TenantIsolation).
+ */
+export const APP_ROLE = 'billing_app';
+
+export type OrmOptions = {
+  poolMax?: number;
+  /**
+   * Act as the connecting user itself (the tables' owner) instead of switching to APP_ROLE: for
+   * migrations and administration (environments, tokens), never for serving requests.
+   */
+  owner?: boolean;
+};
+
+export function ormOptions(clientUrl: string, options: OrmOptions = {}): Options {
   return {
     clientUrl,
     entities,
@@ -17,6 +34,15 @@ export function ormOptions(clientUrl: string, options: { poolMax?: number } = {}
     dataloader: true,
     forceUtcTimezone: true,
     allowGlobalContext: false,
+    // pg-pool runs onConnect on every new connection before handing it out, and closes one whose role
+    // switch fails: nothing ever runs as the owner by mistake, and a failure does not leak a pool slot.
+    driverOptions: options.owner
+      ? {}
+      : {
+          onConnect: async (client: pg.ClientBase) => {
+            await client.query(`set role ${pg.escapeIdentifier(APP_ROLE)}`);
+          },
+        },
     migrations: {
       migrationsList: migrations,
       snapshot: false,
@@ -27,12 +53,47 @@ export function ormOptions(clientUrl: string, options: { poolMax?: number } = {}
   };
 }
 
-export async function openOrm(clientUrl: string, options: { poolMax?: number } = {}): Promise<Orm> {
+/** The ORM the application serves requests with (as APP_ROLE), or with `owner`, the one migrations need. */
+export async function openOrm(clientUrl: string, options: OrmOptions = {}): Promise<Orm> {
   return MikroORM.init(ormOptions(clientUrl, options));
 }
 
-/** Applies pending migrations; returns the names of those applied. */
+/** Applies pending migrations; returns the names of those applied. `orm` must be opened with `owner`. */
 export async function migrate(orm: Orm): Promise<string[]> {
   const applied = await orm.migrator.up();
   return applied.map((migration) => migration.name);
+}
+
+/**
+ * Checks that the application's connections act as APP_ROLE, and that the role is subject to
+ * row-level security; otherwise throws an error saying what the operator must do.
+ */
+export async function assertAppRole(orm: Orm): Promise<void> {
+  let row: { role: string; superuser: boolean; bypass: boolean } | undefined;
+  try {
+    [row] = await orm.em.getConnection().execute<{ role: string; superuser: boolean; bypass: boolean }[]>(
+      `select current_user as role, rolsuper as superuser, rolbypassrls as bypass
+       from pg_roles where rolname = current_user`,
+    );
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === '42704') {
+      throw new Error(
+        `The database role ${APP_ROLE} does not exist: run the migrations (npm run cli -- migrate) as the database owner.`,
+        { cause: error },
+      );
+    }
+    if (code === '42501') {
+      throw new Error(
+        `The DATABASE_URL user may not switch to the role ${APP_ROLE}: grant it (grant ${APP_ROLE} to <that user>) or run the migrations, which do.`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+  if (row?.role !== APP_ROLE || row.superuser || row.bypass) {
+    throw new Error(
+      `The role ${APP_ROLE} must be NOSUPERUSER and NOBYPASSRLS (alter role ${APP_ROLE} nosuperuser nobypassrls).`,
+    );
+  }
 }

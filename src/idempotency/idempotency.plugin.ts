@@ -28,9 +28,10 @@ const requestError = (error: DomainError): ExecutionResult => ({
 
 /**
  * Idempotency-Key for GraphQL mutations (queries ignore it). The whole execution runs inside
- * IdempotencyService.run, on a context whose EntityManager is that transaction's, so every resolver's
- * writes commit together with the stored result. The same document, operation and variables make
- * the same request; a replay answers the stored result with `Idempotent-Replayed: true`.
+ * IdempotencyService.run, in the request's transaction (useTenantTransaction, registered after this
+ * plugin, wraps it), so every resolver's writes commit together with the stored result. The same
+ * document, operation and variables make the same request; a replay answers the stored result with
+ * `Idempotent-Replayed: true`.
  */
 export function useIdempotentMutations(): Plugin<Context> {
   const replayed = new WeakSet<Request>();
@@ -57,13 +58,10 @@ export function useIdempotentMutations(): Plugin<Context> {
       setExecuteFn(async (executeArgs) => {
         let executed: ExecutionResult | undefined;
         try {
-          const response = await new IdempotencyService(ctx).run(idempotencyKey, fingerprint, async (tx) => {
+          const tx = executeArgs.contextValue as Context;
+          const response = await new IdempotencyService(tx).run(idempotencyKey, fingerprint, async () => {
             const { result, failed } = await observeMutation(
-              async () =>
-                (await executeFn({
-                  ...executeArgs,
-                  contextValue: { ...executeArgs.contextValue, ...tx },
-                })) as ExecutionResult,
+              async () => (await executeFn(executeArgs)) as ExecutionResult,
             );
             executed = result;
             const succeeded = !failed && !result.errors?.length;

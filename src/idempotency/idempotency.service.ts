@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { stringify } from 'safe-stable-stringify';
-import { createRequestContext, type RequestContext } from '../context.ts';
+import type { RequestContext } from '../context.ts';
+import { inEnvironment, markRollbackOnly } from '../db/tenant-transaction.ts';
 import { DomainError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
@@ -51,11 +52,12 @@ export const idempotencyLockName = (environmentId: string, tokenId: string, key:
   `idempotency:${environmentId}:${tokenId}:${key}`;
 
 /**
- * Runs a request at most once per (environment, token, key). The work and its stored response commit
- * in one transaction, so there is no window in which the work is done but the response is not stored
- * (or the other way round). A duplicate that arrives while the first still runs finds the key's
- * advisory lock taken and is refused (409) instead of waiting. Only successes are stored: a response
- * of 400 or more rolls the work back, so a retry runs afresh.
+ * Runs a request at most once per (environment, token, key). It runs inside the request's transaction
+ * (inRequestTransaction), so the work and its stored response commit together: there is no window in
+ * which the work is done but the response is not stored (or the other way round). A duplicate that
+ * arrives while the first still runs finds the key's advisory lock taken and is refused (409) instead
+ * of waiting. Only successes are stored: a response of 400 or more rolls the transaction back, so a
+ * retry runs afresh.
  */
 export class IdempotencyService {
   private readonly ctx: RequestContext;
@@ -69,73 +71,59 @@ export class IdempotencyService {
     fingerprint: string,
     work: (ctx: RequestContext) => Promise<ReplayableResponse>,
   ): Promise<IdempotentResponse> {
-    const { environmentId, token } = this.ctx;
-    const em = this.ctx.em.fork();
-    await em.begin();
-    let open = true;
-    const rollback = async () => {
-      open = false;
-      await em.rollback();
-    };
-    try {
-      const [lock] = await em.execute<{ acquired: boolean }[]>(
-        'select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as acquired',
-        [idempotencyLockName(environmentId, token.id, key)],
+    const { em, environmentId, token } = this.ctx;
+    if (!em.isInTransaction()) {
+      throw new Error('IdempotencyService.run needs the request transaction (inRequestTransaction)');
+    }
+    const [lock] = await em.execute<{ acquired: boolean }[]>(
+      'select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as acquired',
+      [idempotencyLockName(environmentId, token.id, key)],
+    );
+    if (!lock?.acquired) {
+      throw new DomainError(
+        'IDEMPOTENCY_IN_FLIGHT',
+        'A request with this Idempotency-Key is still being processed; retry when it has finished.',
       );
-      if (!lock?.acquired) {
+    }
+    const stored = await this.find(em, key);
+    if (stored) {
+      if (stored.fingerprint !== fingerprint) {
         throw new DomainError(
-          'IDEMPOTENCY_IN_FLIGHT',
-          'A request with this Idempotency-Key is still being processed; retry when it has finished.',
+          'IDEMPOTENCY_MISMATCH',
+          'This Idempotency-Key was already used for a different request; use a new key.',
         );
       }
-      const stored = await this.find(em, key);
-      if (stored) {
-        if (stored.fingerprint !== fingerprint) {
-          throw new DomainError(
-            'IDEMPOTENCY_MISMATCH',
-            'This Idempotency-Key was already used for a different request; use a new key.',
-          );
-        }
-        await rollback();
-        return {
-          status: stored.response_status,
-          headers: stored.response_headers,
-          body: stored.response_body,
-          replayed: true,
-        };
-      }
-      const response = await work(createRequestContext(em, environmentId, token));
-      if (response.status >= 400) {
-        await rollback();
-        return { ...response, replayed: false };
-      }
-      await em.execute(
-        `insert into idempotency_key
-           (environment_id, token_id, key, fingerprint, response_status, response_headers, response_body, created_at)
-         values (?, ?, ?, ?, ?, ?::jsonb, ?, now())
-         on conflict (environment_id, token_id, key) do update set
-           fingerprint = excluded.fingerprint, response_status = excluded.response_status,
-           response_headers = excluded.response_headers, response_body = excluded.response_body,
-           created_at = excluded.created_at`,
-        [
-          environmentId,
-          token.id,
-          key,
-          fingerprint,
-          response.status,
-          JSON.stringify(response.headers),
-          response.body,
-        ],
-      );
-      open = false;
-      await em.commit();
-      return { ...response, replayed: false };
-    } catch (error) {
-      // A failed statement or a lost connection already ended the transaction on the server; the
-      // rollback only frees the connection, and its own failure must not hide the original error.
-      if (open) await rollback().catch(() => {});
-      throw error;
+      return {
+        status: stored.response_status,
+        headers: stored.response_headers,
+        body: stored.response_body,
+        replayed: true,
+      };
     }
+    const response = await work(this.ctx);
+    if (response.status >= 400) {
+      markRollbackOnly(em);
+      return { ...response, replayed: false };
+    }
+    await em.execute(
+      `insert into idempotency_key
+         (environment_id, token_id, key, fingerprint, response_status, response_headers, response_body, created_at)
+       values (?, ?, ?, ?, ?, ?::jsonb, ?, now())
+       on conflict (environment_id, token_id, key) do update set
+         fingerprint = excluded.fingerprint, response_status = excluded.response_status,
+         response_headers = excluded.response_headers, response_body = excluded.response_body,
+         created_at = excluded.created_at`,
+      [
+        environmentId,
+        token.id,
+        key,
+        fingerprint,
+        response.status,
+        JSON.stringify(response.headers),
+        response.body,
+      ],
+    );
+    return { ...response, replayed: false };
   }
 
   /** The stored response for `key`, unless it is older than the retention period (then it is free again). */
@@ -150,14 +138,24 @@ export class IdempotencyService {
   }
 }
 
-/** Deletes keys past the retention period; returns how many. */
+/**
+ * Deletes keys past the retention period; returns how many. Keys are tenant rows, so the purge visits
+ * one environment at a time.
+ */
 export async function purgeExpiredIdempotencyKeys(em: EntityManager): Promise<number> {
-  const result = await em.execute<{ affectedRows: number }>(
-    'delete from idempotency_key where created_at <= now() - make_interval(hours => ?)',
-    [IDEMPOTENCY_RETENTION_HOURS],
-    'run',
-  );
-  return result.affectedRows;
+  const environments = await em.execute<{ id: string }[]>('select id from environment order by id');
+  let purged = 0;
+  for (const { id } of environments) {
+    const result = await inEnvironment(em, id, (tx) =>
+      tx.execute<{ affectedRows: number }>(
+        'delete from idempotency_key where created_at <= now() - make_interval(hours => ?)',
+        [IDEMPOTENCY_RETENTION_HOURS],
+        'run',
+      ),
+    );
+    purged += result.affectedRows;
+  }
+  return purged;
 }
 
 /**

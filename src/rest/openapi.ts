@@ -58,6 +58,10 @@ const PROBLEMS: Record<number, ZodOpenApiResponseObject> = {
   ),
   403: problem('Forbidden', 'The API token is not granted the environment named in x-environment'),
   404: problem('NotFound', 'No resource has this id in the environment'),
+  406: problem(
+    'NotAcceptable',
+    'The Accept header allows none of the media types the operation answers with',
+  ),
   409: problem(
     'Conflict',
     'The request conflicts with the current state: a duplicate handle, a booked invoice, ' +
@@ -84,9 +88,12 @@ const PROBLEMS: Record<number, ZodOpenApiResponseObject> = {
 };
 
 /** Which problems an operation can answer follows from its shape: path ids, a body, or neither. */
-export function problemStatuses(route: Pick<Route, 'path' | 'body'>): number[] {
+export function problemStatuses(
+  route: Pick<Route, 'path' | 'body'> & { response?: Route['response'] },
+): number[] {
   const statuses = [400, 401, 403];
   if (route.path.includes('{')) statuses.push(404);
+  if (route.response?.alternatives) statuses.push(406);
   if (route.body) statuses.push(409, 413, 415, 422);
   statuses.push(429, 500, 503);
   return statuses;
@@ -129,7 +136,12 @@ function operationId(route: Route): string {
 
 function operation(route: Route): ZodOpenApiOperationObject {
   const params = pathParams(route.path);
-  const { status, description, schema } = route.response;
+  const { status, description, schema, alternatives = [] } = route.response;
+  // Binary representations carry no JSON schema: the media type says what the bytes are.
+  const content = {
+    'application/json': { schema },
+    ...Object.fromEntries(alternatives.map((mediaType) => [mediaType, {}])),
+  };
   return {
     operationId: operationId(route),
     summary: route.summary,
@@ -142,8 +154,7 @@ function operation(route: Route): ZodOpenApiOperationObject {
       ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } }
       : {}),
     responses: {
-      [status]:
-        status === 204 ? { description } : { description, content: { 'application/json': { schema } } },
+      [status]: status === 204 ? { description } : { description, content },
       ...Object.fromEntries(problemStatuses(route).map((code) => [code, PROBLEMS[code]])),
     },
   };

@@ -1,6 +1,8 @@
+import Negotiator from 'negotiator';
 import { validate as isUuid } from 'uuid';
 import type { z } from 'zod';
 import type { RequestContext } from '../context.ts';
+import { inRequestTransaction } from '../db/tenant-transaction.ts';
 import { DomainError } from '../errors.ts';
 import {
   IDEMPOTENT_REPLAYED_HEADER,
@@ -22,9 +24,14 @@ export type RestRequest = {
   /** The parsed JSON body (undefined for methods without one). */
   body: unknown;
   request: Request;
+  /** The representation the client's Accept header chose: `application/json` or one of `response.alternatives`. */
+  mediaType: string;
 };
 
+/** A `Uint8Array` body is sent as it is, with the content type the handler names; anything else as JSON. */
 export type RestResult = { status: number; body: unknown; headers?: Record<string, string> };
+
+const JSON_MEDIA_TYPE = 'application/json';
 
 /**
  * One documented method + path pair. Path parameters are written `{name}` and are UUIDs. `body` is
@@ -37,7 +44,16 @@ export type Route = {
   path: string;
   summary: string;
   body?: z.ZodType;
-  response: { status: number; description: string; schema: z.ZodType };
+  response: {
+    status: number;
+    description: string;
+    schema: z.ZodType;
+    /**
+     * Media types of other representations of the same answer, chosen by Accept (JSON stays the
+     * default). A route with alternatives answers 406 when the Accept header allows none of them.
+     */
+    alternatives?: string[];
+  };
   handler: (req: RestRequest) => Promise<RestResult>;
 };
 
@@ -77,7 +93,8 @@ export class RestRouter {
 
   /**
    * Runs a matched route: checks path parameters, reads the body, maps errors to problem details.
-   * Every POST honours an Idempotency-Key header (see IdempotencyService).
+   * The handler runs in the environment's transaction (inRequestTransaction), and every POST honours an
+   * Idempotency-Key header inside it (see IdempotencyService).
    */
   async handle(
     route: CompiledRoute,
@@ -93,20 +110,39 @@ export class RestRouter {
           badParams.map((name) => ({ path: [name], message: 'must be a UUID' })),
         );
       }
+      const { alternatives } = route.response;
+      const mediaType = alternatives
+        ? negotiate(request, [JSON_MEDIA_TYPE, ...alternatives])
+        : JSON_MEDIA_TYPE;
+      if (!mediaType) return notAcceptableResponse(instance, [JSON_MEDIA_TYPE, ...(alternatives ?? [])]);
       const key = route.method === 'POST' ? idempotencyKeyOf(request) : undefined;
       const body = METHODS_WITH_BODY.has(route.method) ? await readJsonBody(request) : undefined;
       setAuditContext(ctx.em, { operation: `${route.method} ${route.path}` });
-      const respond = async (context: RequestContext): Promise<ReplayableResponse> => {
-        const result = await route.handler({ ctx: context, params, body, request });
+      const respond = async (context: RequestContext) => {
+        const result = await route.handler({ ctx: context, params, body, request, mediaType });
+        const vary: Record<string, string> = alternatives ? { vary: 'accept' } : {};
+        if (result.body instanceof Uint8Array) {
+          // Handlers build bytes in Node Buffers, which are backed by a plain ArrayBuffer.
+          const bytes = result.body as Uint8Array<ArrayBuffer>;
+          return { status: result.status, headers: { ...vary, ...result.headers }, body: bytes };
+        }
         return {
           status: result.status,
-          headers: { 'content-type': 'application/json; charset=utf-8', ...result.headers },
+          headers: { 'content-type': 'application/json; charset=utf-8', ...vary, ...result.headers },
           body: result.status === 204 ? null : JSON.stringify(result.body),
         };
       };
-      const response = key
-        ? await new IdempotencyService(ctx).run(key, requestFingerprint(`POST ${instance}`, body), respond)
-        : { ...(await respond(ctx)), replayed: false };
+      const replayable = async (context: RequestContext): Promise<ReplayableResponse> => {
+        const response = await respond(context);
+        if (response.body instanceof Uint8Array)
+          throw new Error(`${route.path}: a POST answers JSON, replays store text`);
+        return { ...response, body: response.body };
+      };
+      const response = await inRequestTransaction(ctx, async (tx) =>
+        key
+          ? new IdempotencyService(tx).run(key, requestFingerprint(`POST ${instance}`, body), replayable)
+          : { ...(await respond(tx)), replayed: false },
+      );
       return new Response(response.body, {
         status: response.status,
         headers: response.replayed
@@ -128,6 +164,24 @@ export class RestRouter {
       return problemResponse(problem, headers);
     }
   }
+}
+
+/**
+ * The media type of `available` the Accept header ranks highest (by q, then specificity, then its
+ * own order; the earlier of `available` for a wildcard), or undefined when it allows none.
+ */
+function negotiate(request: Request, available: string[]): string | undefined {
+  const accept = request.headers.get('accept');
+  return new Negotiator({ headers: accept === null ? {} : { accept } }).mediaType(available);
+}
+
+function notAcceptableResponse(instance: string, available: string[]): Response {
+  return problemResponse({
+    title: 'Not acceptable',
+    status: 406,
+    detail: `The Accept header allows none of the media types this operation answers with: ${available.join(', ')}.`,
+    instance,
+  });
 }
 
 export function notFoundResponse(request: Request): Response {

@@ -59,7 +59,7 @@ describe('authentication and environment access', () => {
 
   it('refuses a revoked token with 401 on both faces', async () => {
     // given a token that worked
-    const access = new AccessService(t.orm.em.fork());
+    const access = new AccessService(t.adminOrm.em.fork());
     const { token, secret } = await access.createToken([env.id], 'soon revoked');
     const headers = { authorization: `Bearer ${secret}`, 'x-environment': env.id };
     expect((await t.graphql('{ customers { edges { cursor } } }', {}, { headers })).status).toBe(200);
@@ -86,7 +86,7 @@ describe('authentication and environment access', () => {
   });
 
   it('lets a token granted two environments act in both', async () => {
-    const access = new AccessService(t.orm.em.fork());
+    const access = new AccessService(t.adminOrm.em.fork());
     const { secret } = await access.createToken([env.id, other.id]);
     for (const id of [env.id, other.id]) {
       const response = await t.graphql(

@@ -27,7 +27,7 @@ describe('the server while its database is down', () => {
     await chmod(dataDir, 0o755);
     port = await freePort();
     database = await startDatabase();
-    const orm = await openOrm(database.url, { poolMax: 1 });
+    const orm = await openOrm(database.url, { poolMax: 1, owner: true });
     await migrate(orm);
     const access = new AccessService(orm.em.fork());
     const environment = await access.createEnvironment('Fault');

@@ -12,6 +12,9 @@ export const addFormats = addFormatsModule as unknown as typeof addFormatsModule
 
 const DOCUMENT_ID = 'https://billing.test/openapi.json';
 
+/** How each binary media type the API answers with must begin. */
+const BINARY_SIGNATURES: Record<string, string> = { 'application/pdf': '%PDF-' };
+
 type Checked = { status: number; headers: Headers; body: unknown };
 type ResponseObject = { $ref?: string; content?: Record<string, unknown> };
 
@@ -74,7 +77,23 @@ export class ContractChecker {
           `${Object.keys(content).join(', ') || 'no content'}`,
       );
     }
+    if (response.body instanceof Uint8Array) {
+      this.checkBinary(mediaType, response.body, operation);
+      return;
+    }
     this.validate(`${location}${pointer('content', mediaType, 'schema')}`, response, operation);
+  }
+
+  /** Bytes have no JSON schema to meet: they must at least be what their media type says. */
+  private checkBinary(mediaType: string, body: Uint8Array, operation: string): void {
+    const magic = BINARY_SIGNATURES[mediaType];
+    if (!magic)
+      throw new Error(`${operation} answered bytes of ${mediaType}, which the checker cannot verify`);
+    if (Buffer.from(body.subarray(0, magic.length)).toString('latin1') !== magic) {
+      throw new Error(
+        `${operation} answered ${mediaType} whose bytes do not start with ${JSON.stringify(magic)}`,
+      );
+    }
   }
 
   private validate(schemaPointer: string, response: Checked, operation: string): void {

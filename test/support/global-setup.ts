@@ -39,7 +39,7 @@ export default async function setup(project: TestProject) {
   const templateDatabase = `billing_template_${process.pid}`;
   const templateUrl = withDatabase(adminUrl, templateDatabase);
   await ensureDatabase(adminUrl, templateDatabase);
-  const orm = await openOrm(templateUrl, { poolMax: 1 });
+  const orm = await openOrm(templateUrl, { poolMax: 1, owner: true });
   await migrate(orm);
   await orm.close();
 

@@ -22,7 +22,10 @@ type RequestOptions = {
 
 export type TestApp = {
   app: App;
+  /** The app's ORM: it acts as the application role, like the server's. */
   orm: Orm;
+  /** The database owner's ORM, as the CLI has it: for creating environments and tokens. */
+  adminOrm: Orm;
   databaseUrl: string;
   /** A new environment and a token granted to it. */
   createEnvironment: (name?: string) => Promise<TestEnvironment>;
@@ -37,8 +40,15 @@ export type TestApp = {
 };
 
 async function decode(response: Response): Promise<TestResponse> {
-  const text = await response.text();
   const type = response.headers.get('content-type') ?? '';
+  if (type.startsWith('application/pdf')) {
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: new Uint8Array(await response.arrayBuffer()),
+    };
+  }
+  const text = await response.text();
   const body = text && type.includes('json') ? JSON.parse(text) : text;
   return { status: response.status, headers: response.headers, body };
 }
@@ -57,16 +67,18 @@ export function setupTestApp(options: Omit<AppOptions, 'orm' | 'logger'> = {}): 
   beforeAll(async () => {
     await ensureDatabase(adminUrl, name, inject('templateDatabase'));
     harness.orm = await openOrm(databaseUrl, { poolMax: 8 });
+    harness.adminOrm = await openOrm(databaseUrl, { poolMax: 2, owner: true });
     harness.app = createApp({ ...options, orm: harness.orm, logger: pino({ level: 'silent' }) });
   });
 
   afterAll(async () => {
     await harness.orm?.close();
+    await harness.adminOrm?.close();
     await dropDatabase(adminUrl, name);
   });
 
   harness.createEnvironment = async (environmentName = 'Test') => {
-    const access = new AccessService(harness.orm.em.fork());
+    const access = new AccessService(harness.adminOrm.em.fork());
     const environment = await access.createEnvironment(environmentName);
     const { secret } = await access.createToken([environment.id], `${environmentName} token`);
     return {

@@ -52,9 +52,11 @@ export class InvoiceNumberingService {
   async update(type: InvoiceType, input: InvoiceNumberingInput): Promise<NumberingState> {
     const { environmentId } = this.ctx;
     await this.ctx.em.transactional(async (tx) => {
-      // Serialises prefix changes of the environment, so two cannot both pass the check below.
-      // NO KEY UPDATE does not block the key-share locks of inserts referencing the environment.
-      await tx.execute('select 1 from environment where id = ? for no key update', [environmentId]);
+      // Serialises prefix changes of the environment, so two cannot both pass the check below. An
+      // advisory lock, because the application's role may read environments but not lock them.
+      await tx.execute("select pg_advisory_xact_lock(hashtextextended('invoice-numbering:' || ?, 0))", [
+        environmentId,
+      ]);
       const others = await tx.find(InvoiceNumberingSchema, { environmentId, type: { $ne: type } });
       const otherTypes = INVOICE_TYPES.filter((other) => other !== type);
       const taken = otherTypes.some(

@@ -5,6 +5,7 @@ import { BillingAddressResponse, billingAddressResponse } from '../customer/cust
 import { SETTLEMENT_STATUSES, totalDue } from './invoice.arithmetic.ts';
 import { INVOICE_STATUSES, INVOICE_TYPES, type InvoiceItem, type Settlement } from './invoice.entity.ts';
 import { INVOICE_READ_ONLY_FIELDS, InvoiceCreateBody } from './invoice.input.ts';
+import { PDF_MEDIA_TYPE, pdfFileName, renderInvoicePdf } from './invoice.pdf.ts';
 import { type InvoiceDocument, InvoiceService } from './invoice.service.ts';
 
 /** Contract 2.3. Quantities and unit amounts are exact decimals of at most 15 digits: JSON numbers keep them. */
@@ -137,10 +138,27 @@ export const invoiceRoutes: Route[] = [
     method: 'GET',
     path: '/invoices/{invoiceId}',
     summary: 'Read an invoice',
-    response: { status: 200, description: 'The invoice', schema: InvoiceResponse },
-    handler: async ({ ctx, params }) => ({
+    response: {
       status: 200,
-      body: invoiceResponse(await new InvoiceService(ctx).read(params.invoiceId as string)),
-    }),
+      description:
+        'The invoice. With `Accept: application/pdf` (preferred over JSON) it is the invoice document as a PDF, ' +
+        'sent with `Content-Disposition: inline; filename="<number>.pdf"` (`draft-<id>.pdf` for a draft).',
+      schema: InvoiceResponse,
+      alternatives: [PDF_MEDIA_TYPE],
+    },
+    handler: async ({ ctx, params, mediaType }) => {
+      const service = new InvoiceService(ctx);
+      const id = params.invoiceId as string;
+      if (mediaType !== PDF_MEDIA_TYPE) return { status: 200, body: invoiceResponse(await service.read(id)) };
+      const printable = await service.readPrintable(id);
+      return {
+        status: 200,
+        headers: {
+          'content-type': PDF_MEDIA_TYPE,
+          'content-disposition': `inline; filename="${pdfFileName(printable.invoice)}"`,
+        },
+        body: await renderInvoicePdf(printable),
+      };
+    },
   },
 ];

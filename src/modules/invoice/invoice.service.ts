@@ -1,5 +1,6 @@
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
+import { EnvironmentSchema } from '../../auth/environment.entity.ts';
 import type { ServiceContext } from '../../context.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
@@ -39,6 +40,14 @@ export type InvoiceDocument = {
   customer: InvoiceCustomer;
   items: InvoiceItem[];
   settlements: Settlement[];
+};
+
+/** The invoice as its JSON answer shows it, plus what only the printed document names. */
+export type PrintableInvoice = InvoiceDocument & {
+  /** The environment issuing the invoice. */
+  seller: { name: string };
+  /** For a credit note: the number of the invoice it credits. */
+  creditedInvoiceHandle: string | null;
 };
 
 /** The fields of an item that the service works out from a request, and that a credit note copies. */
@@ -147,6 +156,21 @@ export class InvoiceService {
 
   async read(id: string): Promise<InvoiceDocument> {
     return this.document(await this.get(id));
+  }
+
+  /** The invoice with what its PDF names besides: the seller, and the invoice a credit note credits. */
+  async readPrintable(id: string): Promise<PrintableInvoice> {
+    const document = await this.read(id);
+    const { creditedInvoiceId } = document.invoice;
+    const [environment, credited] = await Promise.all([
+      this.ctx.em.findOneOrFail(EnvironmentSchema, { id: this.ctx.environmentId }),
+      creditedInvoiceId ? this.ctx.loaders.invoiceById.load(creditedInvoiceId) : null,
+    ]);
+    return {
+      ...document,
+      seller: { name: environment.name },
+      creditedInvoiceHandle: credited?.handle ?? null,
+    };
   }
 
   list(filter: InvoiceFilter, page: PageArgs): Promise<Connection<Invoice>> {

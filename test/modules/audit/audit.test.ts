@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createRequestContext } from '../../../src/context.ts';
+import { inEnvironment, inRequestTransaction } from '../../../src/db/tenant-transaction.ts';
 import { CustomerSchema } from '../../../src/modules/customer/customer.entity.ts';
 import { setupTestApp, type TestEnvironment } from '../../support/harness.ts';
 
@@ -108,31 +109,11 @@ describe('audit trail', () => {
   });
 
   it('records writes made outside a request with no token or operation', async () => {
-    // given a write by the server itself (a job), not by an API request
-    const em = t.orm.em.fork();
-    const customer = em.create(CustomerSchema, {
-      environmentId: env.id,
-      name: 'By a job',
-      companyName: null,
-      handle: null,
-      email: null,
-      currency: null,
-      paymentTerm: null,
-      collectionMode: 'send_invoice',
-      billingAddress: {} as never,
-    });
-    await em.flush();
-
-    const [event] = await auditEvents(env, { objectId: customer.id });
-    expect(event).toMatchObject({ action: 'create', tokenId: null, operation: null });
-  });
-
-  it('keeps the actor of the request in transactions a service opens itself', async () => {
-    const ctx = createRequestContext(t.orm.em.fork(), env.id, { id: tokenId } as never);
-    const id = await ctx.em.transactional(async (em) => {
-      const customer = em.create(CustomerSchema, {
+    // given a write by the server itself (a job, in its environment's transaction), not by an API request
+    const customer = await inEnvironment(t.orm.em, env.id, async (em) => {
+      const created = em.create(CustomerSchema, {
         environmentId: env.id,
-        name: 'In a transaction',
+        name: 'By a job',
         companyName: null,
         handle: null,
         email: null,
@@ -142,8 +123,33 @@ describe('audit trail', () => {
         billingAddress: {} as never,
       });
       await em.flush();
-      return customer.id;
+      return created;
     });
+
+    const [event] = await auditEvents(env, { objectId: customer.id });
+    expect(event).toMatchObject({ action: 'create', tokenId: null, operation: null });
+  });
+
+  it('keeps the actor of the request in transactions a service opens itself', async () => {
+    const id = await inRequestTransaction(
+      createRequestContext(t.orm.em.fork(), env.id, { id: tokenId } as never),
+      (ctx) =>
+        ctx.em.transactional(async (em) => {
+          const customer = em.create(CustomerSchema, {
+            environmentId: env.id,
+            name: 'In a transaction',
+            companyName: null,
+            handle: null,
+            email: null,
+            currency: null,
+            paymentTerm: null,
+            collectionMode: 'send_invoice',
+            billingAddress: {} as never,
+          });
+          await em.flush();
+          return customer.id;
+        }),
+    );
 
     const [event] = await auditEvents(env, { objectId: id });
     expect(event).toMatchObject({ action: 'create', tokenId });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createRequestContext } from '../../../src/context.ts';
+import { inEnvironment } from '../../../src/db/tenant-transaction.ts';
 import { ProductResponse } from '../../../src/modules/product/product.rest.ts';
 import { ProductService } from '../../../src/modules/product/product.service.ts';
 import { createProduct, createTaxCode, gql, pointers, text } from '../../support/catalog.ts';
@@ -125,11 +126,13 @@ describe('ProductService.findByHandle (what invoicing calls)', () => {
   it('finds a product of the environment by handle, and nothing of another environment', async () => {
     const handle = uniqueHandle();
     const created = await createProduct(t, env, { name: 'By handle', handle });
-    const service = (environmentId: string) =>
-      new ProductService(createRequestContext(t.orm.em.fork(), environmentId, {} as never));
+    const findByHandle = (environmentId: string) =>
+      inEnvironment(t.orm.em, environmentId, (em) =>
+        new ProductService(createRequestContext(em, environmentId, {} as never)).findByHandle(handle),
+      );
 
-    expect((await service(env.id).findByHandle(handle))?.id).toBe(created.id);
-    expect(await service(other.id).findByHandle(handle)).toBeNull();
+    expect((await findByHandle(env.id))?.id).toBe(created.id);
+    expect(await findByHandle(other.id)).toBeNull();
   });
 });
 

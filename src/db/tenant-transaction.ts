@@ -1,0 +1,60 @@
+import { TransactionContext } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { createRequestContext, type RequestContext } from '../context.ts';
+import { APP_ROLE } from './orm.ts';
+
+/** The setting the row-level security policies compare every tenant row's environment_id with. */
+export const ENVIRONMENT_SETTING = 'app.environment_id';
+
+const rollbackOnly = new WeakSet<EntityManager>();
+
+/**
+ * Runs `work` in one transaction that sees and writes only the rows of `environmentId`: the transaction
+ * starts with `set_config('app.environment_id', <id>, true)` and `set local role billing_app`, both of
+ * which end with it, so a pooled connection never carries an environment over to the next user. It
+ * commits when `work` returns (unless `markRollbackOnly` was called) and rolls back when it throws.
+ *
+ * Every request's database work runs in such a transaction (the REST router and a GraphQL plugin open
+ * it), and work that is not a request, such as a scheduled job, calls this once per environment.
+ * Services' own `em.transactional()` calls inside nest as savepoints.
+ */
+export async function inEnvironment<T>(
+  em: EntityManager,
+  environmentId: string,
+  work: (em: EntityManager) => Promise<T>,
+): Promise<T> {
+  const tx = em.fork({ clear: true });
+  // The role too, so the transaction is confined even on an ORM that connects as the owner.
+  tx.setSessionContext({ variables: { [ENVIRONMENT_SETTING]: environmentId }, role: APP_ROLE });
+  await tx.begin();
+  try {
+    // Code that reaches for the global EntityManager inside `work` gets this transaction's.
+    const result = await TransactionContext.create(tx, () => work(tx));
+    if (rollbackOnly.has(tx)) await tx.rollback();
+    else await tx.commit();
+    return result;
+  } catch (error) {
+    // A failed statement or a lost connection already ended the transaction on the server; the
+    // rollback only frees the connection, and its own failure must not hide the original error.
+    if (tx.isInTransaction()) await tx.rollback().catch(() => {});
+    throw error;
+  }
+}
+
+/** Makes the transaction `inEnvironment` opened with `em` roll back when its work returns. */
+export function markRollbackOnly(em: EntityManager): void {
+  rollbackOnly.add(em);
+}
+
+/**
+ * Runs one request's database work in its environment's transaction, on a request context whose
+ * EntityManager and dataloaders belong to that transaction.
+ */
+export function inRequestTransaction<T>(
+  ctx: RequestContext,
+  work: (ctx: RequestContext) => Promise<T>,
+): Promise<T> {
+  return inEnvironment(ctx.em, ctx.environmentId, (tx) =>
+    work(createRequestContext(tx, ctx.environmentId, ctx.token)),
+  );
+}
