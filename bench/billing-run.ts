@@ -17,10 +17,12 @@ const customers = Number(process.argv[2] ?? 500);
 const dataDir = await mkdtemp(path.join(tmpdir(), 'billing-bench-'));
 await chmod(dataDir, 0o755);
 const database = await startEmbeddedDatabase(dataDir);
+// Migrating and creating the environment and its token take the owner; the app acts as the app role.
+const owner = await openOrm(database.url, { poolMax: 1, owner: true });
 const orm = await openOrm(database.url, { poolMax: 10 });
 try {
-  await migrate(orm);
-  const access = new AccessService(orm.em.fork());
+  await migrate(owner);
+  const access = new AccessService(owner.em.fork());
   const environment = await access.createEnvironment('Bench');
   const { secret } = await access.createToken([environment.id]);
   const app = createApp({ orm, logger: pino({ level: 'silent' }) });
@@ -107,6 +109,7 @@ try {
   );
 } finally {
   await orm.close();
+  await owner.close();
   await database.stop();
   await rm(dataDir, { recursive: true, force: true });
 }

@@ -5,6 +5,7 @@ import { Migration20261121001000Catalog } from './Migration20261121001000Catalog
 import { Migration20261121002000Invoicing } from './Migration20261121002000Invoicing.ts';
 import { Migration20261121003000Subscriptions } from './Migration20261121003000Subscriptions.ts';
 import { Migration20261121009000TenantIsolation } from './Migration20261121009000TenantIsolation.ts';
+import { Migration20261121009100SubscriptionsTenantIsolation } from './Migration20261121009100SubscriptionsTenantIsolation.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -15,4 +16,8 @@ export const migrations = [
   { name: 'Migration20261121002000Invoicing', class: Migration20261121002000Invoicing },
   { name: 'Migration20261121003000Subscriptions', class: Migration20261121003000Subscriptions },
   { name: 'Migration20261121009000TenantIsolation', class: Migration20261121009000TenantIsolation },
+  {
+    name: 'Migration20261121009100SubscriptionsTenantIsolation',
+    class: Migration20261121009100SubscriptionsTenantIsolation,
+  },
 ];

@@ -34,9 +34,17 @@ async function until(condition: () => Promise<boolean>): Promise<void> {
   while (!(await condition())) await sleep(20);
 }
 
-/** PostgreSQL notices a killed client when its socket closes; the session's advisory lock goes with it. */
+/**
+ * PostgreSQL notices a killed client when its socket closes; the session's advisory lock goes with it.
+ * Only this file's database counts: other files' requests take advisory locks of their own meanwhile.
+ */
 const lockReleased = async () =>
-  (await t.sql(`select count(*)::int as count from pg_locks where locktype = 'advisory'`))[0]?.count === 0;
+  (
+    await t.sql(
+      `select count(*)::int as count from pg_locks
+       where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())`,
+    )
+  )[0]?.count === 0;
 
 describe('a billing run killed part way (the process, with SIGKILL) and run again', () => {
   let env: TestEnvironment;

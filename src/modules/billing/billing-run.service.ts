@@ -2,6 +2,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
+import { inEnvironment } from '../../db/tenant-transaction.ts';
 import { DomainError } from '../../errors.ts';
 import { Loaders } from '../../loaders.ts';
 import { billingRunsTotal } from '../../metrics.ts';
@@ -88,7 +89,8 @@ function lineFigures(
  * customer and currency, committing customer by customer: each customer's invoices, the ledger rows
  * of the periods they bill (unique per item and period), the items' next bills, renewals and ends go
  * in one transaction, so a run stopped anywhere leaves every customer billed completely or not at all,
- * and the next run carries on where it stopped.
+ * and the next run carries on where it stopped. A run asked for through the API is part of its
+ * request's one transaction, so there the customers' transactions are savepoints and it commits whole.
  */
 export class BillingRunService {
   private readonly ctx: ServiceContext;
@@ -197,14 +199,16 @@ export class BillingRunService {
 
   /** The next customers, in id order after `after`, with an item due, a term to renew or a subscription to end. */
   private async customersWithWork(asOf: Date, after: string): Promise<string[]> {
-    const rows = await this.ctx.em.execute<{ customer_id: string }[]>(
-      `select distinct s.customer_id from subscription s
-       where s.environment_id = ? and s.status <> 'ended' and s.customer_id > ?
-         and (s.term_end <= ?::date or s.cancelled_at <= ? or exists (
-           select 1 from subscription_item i
-           where i.environment_id = s.environment_id and i.subscription_id = s.id and i.bill_at <= ?))
-       order by s.customer_id limit ?`,
-      [this.ctx.environmentId, after, dateOf(asOf), asOf, asOf, CUSTOMER_BATCH],
+    const rows = await this.transaction((tx) =>
+      tx.execute<{ customer_id: string }[]>(
+        `select distinct s.customer_id from subscription s
+         where s.environment_id = ? and s.status <> 'ended' and s.customer_id > ?
+           and (s.term_end <= ?::date or s.cancelled_at <= ? or exists (
+             select 1 from subscription_item i
+             where i.environment_id = s.environment_id and i.subscription_id = s.id and i.bill_at <= ?))
+         order by s.customer_id limit ?`,
+        [this.ctx.environmentId, after, dateOf(asOf), asOf, asOf, CUSTOMER_BATCH],
+      ),
     );
     return rows.map((row) => row.customer_id);
   }
@@ -378,7 +382,14 @@ export class BillingRunService {
     return invoiceOf;
   }
 
+  /**
+   * One step of the run in a transaction of its own. Inside a request (billingRunCreate), whose work
+   * is one transaction already, that is a savepoint. The server's own runs have no transaction around
+   * them and commit customer by customer: each step opens the environment's transaction, without which
+   * row-level security shows the application role no tenant row.
+   */
   private transaction<T>(run: (tx: EntityManager) => Promise<T>): Promise<T> {
+    if (!this.ctx.em.isInTransaction()) return inEnvironment(this.ctx.em, this.ctx.environmentId, run);
     return this.ctx.em.transactional((tx) => run(tx as EntityManager), { clear: true });
   }
 }

@@ -13,9 +13,10 @@ const lockName = (environmentId: string) => `billing-run:${environmentId}`;
  * A run commits customer by customer, so the lock has to outlive those transactions: it is a session
  * lock, on a connection of its own. It is released explicitly when the run ends; a connection on which
  * that fails is closed instead of going back to the pool, since closing the session releases the lock
- * too (as it does when the process dies). When the caller runs the whole billing run inside a
- * transaction of its own (an Idempotency-Key request), that transaction decides when the run's writes
- * become visible, and the lock is held until it ends.
+ * too (as it does when the process dies). The session lock needs no table rights, so the pool's
+ * connections, which act as the application role, take it as they are. When the caller runs the whole
+ * billing run inside a transaction of its own (a request: billingRunCreate), that transaction decides
+ * when the run's writes become visible, and the lock is held until it ends.
  */
 export async function withBillingRunLock<T>(
   em: EntityManager,

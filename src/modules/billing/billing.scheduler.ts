@@ -46,6 +46,8 @@ export class BillingScheduler {
   }
 
   private async runEverywhere(asOf: Date): Promise<void> {
+    // The application role reads environments without one chosen; tenant rows it reads and writes
+    // only in the transactions each run opens in its environment (inEnvironment).
     let environments: { id: string }[];
     try {
       environments = await new AccessService(this.orm.em.fork()).listEnvironments();
