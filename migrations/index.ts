@@ -3,7 +3,9 @@ import { Migration20261121000100TaxCodesProducts } from './Migration202611210001
 import { Migration20261121000900Reliability } from './Migration20261121000900Reliability.ts';
 import { Migration20261121001000Catalog } from './Migration20261121001000Catalog.ts';
 import { Migration20261121002000Invoicing } from './Migration20261121002000Invoicing.ts';
+import { Migration20261121003000Subscriptions } from './Migration20261121003000Subscriptions.ts';
 import { Migration20261121009000TenantIsolation } from './Migration20261121009000TenantIsolation.ts';
+import { Migration20261121009100SubscriptionsTenantIsolation } from './Migration20261121009100SubscriptionsTenantIsolation.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -12,5 +14,10 @@ export const migrations = [
   { name: 'Migration20261121000900Reliability', class: Migration20261121000900Reliability },
   { name: 'Migration20261121001000Catalog', class: Migration20261121001000Catalog },
   { name: 'Migration20261121002000Invoicing', class: Migration20261121002000Invoicing },
+  { name: 'Migration20261121003000Subscriptions', class: Migration20261121003000Subscriptions },
   { name: 'Migration20261121009000TenantIsolation', class: Migration20261121009000TenantIsolation },
+  {
+    name: 'Migration20261121009100SubscriptionsTenantIsolation',
+    class: Migration20261121009100SubscriptionsTenantIsolation,
+  },
 ];

@@ -19,6 +19,8 @@ const ConfigSchema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** Seconds between the server's billing runs (0: none; runs only through billingRunCreate). */
+  BILLING_RUN_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(3600),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -11,6 +11,9 @@ export type RequestContext = {
   loaders: Loaders;
 };
 
+/** What services that also serve the server's own jobs act with: there is no token then. */
+export type ServiceContext = Omit<RequestContext, 'token'>;
+
 export function createRequestContext(
   em: EntityManager,
   environmentId: string,
@@ -18,4 +21,14 @@ export function createRequestContext(
 ): RequestContext {
   setAuditContext(em, { tokenId: token.id });
   return { em, environmentId, token, loaders: new Loaders(em, environmentId) };
+}
+
+/** A context for a job of the server itself; `operation` names the job in the audit trail. */
+export function createJobContext(
+  em: EntityManager,
+  environmentId: string,
+  operation: string,
+): ServiceContext {
+  setAuditContext(em, { operation });
+  return { em, environmentId, loaders: new Loaders(em, environmentId) };
 }

@@ -14,6 +14,12 @@ import { type AccountSet, AccountSetSchema } from './modules/ledger/account-set.
 import { type LedgerAccount, LedgerAccountSchema } from './modules/ledger/ledger-account.entity.ts';
 import { type Price, PriceSchema } from './modules/price/price.entity.ts';
 import { type Product, ProductSchema } from './modules/product/product.entity.ts';
+import {
+  type Subscription,
+  type SubscriptionItem,
+  SubscriptionItemSchema,
+  SubscriptionSchema,
+} from './modules/subscription/subscription.entity.ts';
 
 type TenantRow = { id: string; environmentId: string };
 
@@ -50,6 +56,23 @@ function byInvoiceId<T extends TenantRow & { invoiceId: string }>(
   });
 }
 
+/** Loads the items of each subscription, in id order, in one query per tick. */
+function itemsBySubscriptionId(
+  em: EntityManager,
+  environmentId: string,
+): DataLoader<string, SubscriptionItem[]> {
+  return new DataLoader(async (subscriptionIds) => {
+    const rows = await em.find(
+      SubscriptionItemSchema,
+      { environmentId, subscriptionId: { $in: [...subscriptionIds] } },
+      { orderBy: { id: 'asc' } },
+    );
+    const groups = new Map<string, SubscriptionItem[]>(subscriptionIds.map((key) => [key, []]));
+    for (const row of rows) groups.get(row.subscriptionId)?.push(row);
+    return subscriptionIds.map((key) => groups.get(key) ?? []);
+  });
+}
+
 /** Per-request batch loaders, always scoped to the request's environment. */
 export class Loaders {
   readonly customerById: DataLoader<string, Customer | null>;
@@ -60,6 +83,8 @@ export class Loaders {
   readonly invoiceById: DataLoader<string, Invoice | null>;
   readonly itemsByInvoiceId: DataLoader<string, InvoiceItem[]>;
   readonly settlementsByInvoiceId: DataLoader<string, Settlement[]>;
+  readonly subscriptionById: DataLoader<string, Subscription | null>;
+  readonly itemsBySubscriptionId: DataLoader<string, SubscriptionItem[]>;
 
   constructor(em: EntityManager, environmentId: string) {
     this.customerById = byId(em, environmentId, CustomerSchema);
@@ -70,5 +95,7 @@ export class Loaders {
     this.invoiceById = byId(em, environmentId, InvoiceSchema);
     this.itemsByInvoiceId = byInvoiceId(em, environmentId, InvoiceItemSchema);
     this.settlementsByInvoiceId = byInvoiceId(em, environmentId, SettlementSchema);
+    this.subscriptionById = byId(em, environmentId, SubscriptionSchema);
+    this.itemsBySubscriptionId = itemsBySubscriptionId(em, environmentId);
   }
 }

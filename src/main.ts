@@ -6,6 +6,7 @@ import { openDatabase } from './db/database.ts';
 import { assertAppRole, migrate, type Orm, openOrm } from './db/orm.ts';
 import { scheduleIdempotencyPurge } from './idempotency/idempotency.service.ts';
 import { createLogger } from './logger.ts';
+import { BillingScheduler } from './modules/billing/billing.scheduler.ts';
 
 let config: ReturnType<typeof loadConfig>;
 try {
@@ -50,6 +51,11 @@ const server = createServer(
   createApp({ orm, logger, graphiqlHeaders, rateLimit, metricsToken: config.METRICS_TOKEN }),
 );
 const stopPurge = scheduleIdempotencyPurge(orm, logger);
+const billing =
+  config.BILLING_RUN_INTERVAL_SECONDS > 0
+    ? new BillingScheduler(orm, logger, config.BILLING_RUN_INTERVAL_SECONDS * 1000)
+    : undefined;
+billing?.start();
 server.listen(config.PORT, config.HOST, () =>
   logger.info(`listening on ${baseUrl} (GraphiQL: ${baseUrl}${GRAPHQL_PATH})`),
 );
@@ -98,6 +104,7 @@ async function shutdown(signal: string): Promise<void> {
   });
   clearTimeout(force);
   stopPurge();
+  await billing?.stop();
   await orm.close();
   await database.stop();
   logger.info('stopped');

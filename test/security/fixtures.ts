@@ -17,12 +17,20 @@ export type Target =
   | 'accountSet'
   | 'draftInvoice'
   | 'invoiceItem'
-  | 'bookedInvoice';
+  | 'bookedInvoice'
+  | 'subscription'
+  | 'subscriptionItem'
+  | 'usageItem'
+  | 'billingRun';
 
 /** One object of each kind, made once per environment and left alone (requests naming them must fail or not write). */
 export type Shared = Record<Target, string>;
 
 export const INVOICE_DATE = '2026-03-01';
+/** Subscriptions start then; usage is recorded in their first period, and runs bill as of mid-January. */
+export const SUBSCRIPTION_START = '2026-01-01';
+export const USAGE_AT = '2026-01-10T00:00:00.000Z';
+export const BILLING_AS_OF = '2026-01-15T00:00:00.000Z';
 
 /** Builds environments through the API, the way clients fill them, with rows in every tenant table. */
 export function tenantFixtures(t: TestApp) {
@@ -142,8 +150,8 @@ export function tenantFixtures(t: TestApp) {
     return response.body.id as string;
   }
 
-  async function createPrice(env: MarkedEnvironment) {
-    const response = await t.rest('POST', '/prices', { env, body: priceBody(env) });
+  async function createPrice(env: MarkedEnvironment, body: Record<string, unknown> = priceBody(env)) {
+    const response = await t.rest('POST', '/prices', { env, body });
     expect(response.status, JSON.stringify(response.body)).toBe(201);
     return response.body.id as string;
   }
@@ -168,9 +176,67 @@ export function tenantFixtures(t: TestApp) {
     await mutate(env, 'invoiceBook', '$id: UUID!', 'id: $id', 'invoice', 'id', { id });
   }
 
+  type Item = { id: string; method: string };
+
+  async function subscribe(
+    env: MarkedEnvironment,
+    customerId: string,
+    items: { productId: string; priceId: string }[],
+  ) {
+    const input = {
+      customerId,
+      handle: `sub-${env.marker}-${next()}`,
+      term: { start: SUBSCRIPTION_START },
+      items,
+    };
+    return mutate(
+      env,
+      'subscriptionCreate',
+      '$input: SubscriptionCreateInput!',
+      'input: $input',
+      'subscription',
+      'id items { id method }',
+      { input },
+    ) as Promise<{ id: string; items: Item[] }>;
+  }
+
+  /** Adds an item to the subscription and returns it (ids are time-ordered, so it is the last). */
+  async function addItem(env: MarkedEnvironment, subscriptionId: string, shared: Shared) {
+    const subscription = await mutate(
+      env,
+      'subscriptionUpdate',
+      '$id: UUID!, $input: SubscriptionUpdateInput!',
+      'id: $id, input: $input',
+      'subscription',
+      'items { id method }',
+      { id: subscriptionId, input: { addItems: [{ productId: shared.product, priceId: shared.price }] } },
+    );
+    return (subscription.items as Item[]).at(-1)?.id as string;
+  }
+
+  async function recordUsage(env: MarkedEnvironment, subscriptionItemId: string) {
+    await mutate(
+      env,
+      'usageRecord',
+      '$subscriptionItemId: UUID!, $quantity: Float!, $timestamp: DateTime!, $idempotencyKey: String!',
+      'subscriptionItemId: $subscriptionItemId, quantity: $quantity, timestamp: $timestamp, idempotencyKey: $idempotencyKey',
+      'usageRecord',
+      'id',
+      { subscriptionItemId, quantity: 3, timestamp: USAGE_AT, idempotencyKey: `usage-${next()}` },
+    );
+  }
+
+  async function runBilling(env: MarkedEnvironment) {
+    const run = await mutate(env, 'billingRunCreate', '$asOf: DateTime', 'asOf: $asOf', 'billingRun', 'id', {
+      asOf: BILLING_AS_OF,
+    });
+    return run.id as string;
+  }
+
   /**
    * Fills `env` with one object of each kind (rows in every tenant table: a booked and partly settled
-   * invoice, a booked credit note, an idempotency key, the numbering, the audit trail) and returns them.
+   * invoice, a booked credit note, an idempotency key, the numbering, the audit trail, a subscription
+   * with usage, a billing run and the period it billed) and returns them.
    */
   async function populate(env: MarkedEnvironment): Promise<Shared> {
     const taxCode = await createTaxCode(env);
@@ -200,18 +266,34 @@ export function tenantFixtures(t: TestApp) {
       { invoiceId: credited.id },
     );
     await book(env, creditNote.id);
+    // A subscription with an advance and an event-based item, usage of the latter, and a run that
+    // bills the advance item's first period (the usage is billed at the period's end, later).
+    const price = await createPrice(env);
+    const usagePrice = await createPrice(env, usagePriceBody(env));
+    const subscription = await subscribe(env, customer, [
+      { productId: product.id, priceId: price },
+      { productId: product.id, priceId: usagePrice },
+    ]);
+    const itemOf = (method: string) =>
+      subscription.items.find((item) => item.method === method)?.id as string;
+    await recordUsage(env, itemOf('event_based'));
+    const billingRun = await runBilling(env);
     return {
       customer,
       product: product.id,
       productHandle: product.handle,
       taxCode: taxCode.code,
       taxCodeId: taxCode.id,
-      price: await createPrice(env),
+      price,
       ledgerAccount: await createLedgerAccount(env),
       accountSet: await createAccountSet(env),
       draftInvoice: draft.id,
       invoiceItem: draft.itemId,
       bookedInvoice: booked.id,
+      subscription: subscription.id,
+      subscriptionItem: itemOf('advance'),
+      usageItem: itemOf('event_based'),
+      billingRun,
     };
   }
 
@@ -243,6 +325,21 @@ export function tenantFixtures(t: TestApp) {
         await book(env, id);
         return id;
       }
+      case 'subscription':
+        return (await subscribe(env, shared.customer, [{ productId: shared.product, priceId: shared.price }]))
+          .id;
+      case 'subscriptionItem':
+        // An item of the shared subscription: requests name it together with that subscription.
+        return addItem(env, shared.subscription, shared);
+      case 'usageItem': {
+        const usagePrice = await createPrice(env, usagePriceBody(env));
+        const { items } = await subscribe(env, shared.customer, [
+          { productId: shared.product, priceId: usagePrice },
+        ]);
+        return items[0]?.id as string;
+      }
+      case 'billingRun':
+        return runBilling(env);
     }
   }
 
@@ -263,6 +360,14 @@ export const priceBody = (env: MarkedEnvironment) => ({
   priceModel: 'fee',
   method: 'advance',
   pricing: { eur: { amount: 1999 } },
+});
+
+/** A price billed by recorded usage, at the end of each monthly period. */
+export const usagePriceBody = (env: MarkedEnvironment) => ({
+  ...priceBody(env),
+  name: `Usage ${env.marker}`,
+  method: 'event_based',
+  pricing: { eur: { amount: 25 } },
 });
 
 /** Every table that holds tenant rows: those with an environment_id column. */

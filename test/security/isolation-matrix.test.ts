@@ -15,13 +15,16 @@ import { schema } from '../../src/graphql/schema.ts';
 import { routes } from '../../src/rest/routes.ts';
 import { setupTestApp, type TestResponse } from '../support/harness.ts';
 import {
+  BILLING_AS_OF,
   INVOICE_DATE,
   type MarkedEnvironment,
   priceBody,
   type Shared,
+  SUBSCRIPTION_START,
   type Target,
   tenantFixtures,
   tenantTables,
+  USAGE_AT,
 } from './fixtures.ts';
 
 /**
@@ -51,6 +54,11 @@ const priceUpdate = {
   pricing: { eur: { amount: 2999 } },
 };
 const item = { quantity: 1, unitAmount: 100, title: 'Matrix line' };
+const subscriptionInput = (customerId: string, productId: string, priceId: string) => ({
+  customerId,
+  term: { start: SUBSCRIPTION_START },
+  items: [{ productId, priceId }],
+});
 
 const REST_CASES: Record<string, RestCase[]> = {
   'GET /customers/{customerId}': [{ target: 'customer', request: (id) => ({ path: `/customers/${id}` }) }],
@@ -121,6 +129,9 @@ const REST_CASES: Record<string, RestCase[]> = {
     { target: 'draftInvoice', request: (id) => ({ path: `/invoices/${id}` }) },
     { target: 'bookedInvoice', request: (id) => ({ path: `/invoices/${id}` }) },
   ],
+  'GET /subscriptions/{subscriptionId}': [
+    { target: 'subscription', request: (id) => ({ path: `/subscriptions/${id}` }) },
+  ],
 };
 
 const page = () => ({ first: 100 });
@@ -130,6 +141,8 @@ const GRAPHQL_CASES: Record<string, GraphqlCase[]> = {
   'Query.accountSet': [byId('accountSet')],
   'Query.accountSets': [{ args: page }],
   'Query.auditEvents': [{ args: page }, { target: 'customer', args: (id) => ({ objectId: id, first: 100 }) }],
+  'Query.billingRun': [byId('billingRun')],
+  'Query.billingRuns': [{ args: page }],
   'Query.customer': [byId('customer')],
   'Query.customers': [{ args: page }],
   'Query.invoice': [byId('draftInvoice'), byId('bookedInvoice')],
@@ -144,6 +157,11 @@ const GRAPHQL_CASES: Record<string, GraphqlCase[]> = {
   'Query.prices': [{ args: page }],
   'Query.product': [byId('product')],
   'Query.products': [{ args: page }],
+  'Query.subscription': [byId('subscription')],
+  'Query.subscriptions': [
+    { args: page },
+    { target: 'customer', args: (id) => ({ filter: { customerId: id }, first: 100 }) },
+  ],
   'Query.taxCode': [{ target: 'taxCode', args: (code) => ({ code }) }],
   'Query.taxCodes': [{ args: page }],
 
@@ -160,6 +178,7 @@ const GRAPHQL_CASES: Record<string, GraphqlCase[]> = {
       }),
     },
   ],
+  'Mutation.billingRunCreate': [{ args: () => ({ asOf: BILLING_AS_OF }) }],
   'Mutation.creditNoteCreate': [{ target: 'bookedInvoice', args: (id) => ({ invoiceId: id }) }],
   'Mutation.customerUpdate': [{ target: 'customer', args: (id) => ({ id, input: { name: 'Renamed' } }) }],
   'Mutation.invoiceBook': [byId('draftInvoice')],
@@ -210,7 +229,49 @@ const GRAPHQL_CASES: Record<string, GraphqlCase[]> = {
     { target: 'product', args: (id) => ({ id, input: { name: 'Renamed' } }) },
     { target: 'taxCode', args: (code, own) => ({ id: own.product, input: { taxCode: code } }) },
   ],
+  'Mutation.subscriptionCancel': [byId('subscription')],
+  'Mutation.subscriptionCreate': [
+    { target: 'customer', args: (id, own) => ({ input: subscriptionInput(id, own.product, own.price) }) },
+    { target: 'product', args: (id, own) => ({ input: subscriptionInput(own.customer, id, own.price) }) },
+    { target: 'price', args: (id, own) => ({ input: subscriptionInput(own.customer, own.product, id) }) },
+  ],
+  'Mutation.subscriptionUpdate': [
+    { target: 'subscription', args: (id) => ({ id, input: { autoRenewal: false } }) },
+    {
+      target: 'subscriptionItem',
+      args: (id, own) => ({ id: own.subscription, input: { items: [{ id, quantity: 2 }] } }),
+    },
+    {
+      target: 'subscriptionItem',
+      args: (id, own) => ({ id: own.subscription, input: { removeItemIds: [id] } }),
+    },
+    {
+      target: 'product',
+      args: (id, own) => ({
+        id: own.subscription,
+        input: { addItems: [{ productId: id, priceId: own.price }] },
+      }),
+    },
+    {
+      target: 'price',
+      args: (id, own) => ({
+        id: own.subscription,
+        input: { addItems: [{ productId: own.product, priceId: id }] },
+      }),
+    },
+  ],
   'Mutation.taxCodeUpdate': [{ target: 'taxCodeId', args: (id) => ({ id, input: { rate: 10 } }) }],
+  'Mutation.usageRecord': [
+    {
+      target: 'usageItem',
+      args: (id) => ({
+        subscriptionItemId: id,
+        quantity: 1,
+        timestamp: USAGE_AT,
+        idempotencyKey: 'matrix-usage',
+      }),
+    },
+  ],
 };
 
 /** Whether an argument of this type can carry an id, directly or inside an input object. */

@@ -11,6 +11,8 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   const child = spawn(process.execPath, [MAIN], {
     env: {
       ...process.env,
+      // Server tests bill only when they ask for it.
+      BILLING_RUN_INTERVAL_SECONDS: '0',
       ...env,
       PORT: String(port),
       HOST: '127.0.0.1',

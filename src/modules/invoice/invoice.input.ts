@@ -11,7 +11,7 @@ export const MAX_ITEMS_PER_REQUEST = 1000;
  * An exact decimal sent as a JSON (or GraphQL Float) number, as a normalised decimal string. At most
  * 15 significant digits, which every double keeps exactly, so the value is the one the client wrote.
  */
-const exactDecimal = (places: number) =>
+export const exactDecimal = (places: number) =>
   z
     .number()
     .refine(

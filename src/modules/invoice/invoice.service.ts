@@ -1,7 +1,7 @@
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import { EnvironmentSchema } from '../../auth/environment.entity.ts';
-import type { RequestContext } from '../../context.ts';
+import type { ServiceContext } from '../../context.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
 import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
@@ -125,9 +125,9 @@ function totalsOf(items: readonly LineAmounts[], path: FieldPath) {
 
 /** Invoices and credit notes of one environment: drafts, booking, settlements, credit notes. */
 export class InvoiceService {
-  private readonly ctx: RequestContext;
+  private readonly ctx: ServiceContext;
 
-  constructor(ctx: RequestContext) {
+  constructor(ctx: ServiceContext) {
     this.ctx = ctx;
   }
 

@@ -1,0 +1,60 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { newId } from '../../db/ids.ts';
+
+export const BILLING_RUN_STATUSES = ['running', 'succeeded', 'failed', 'interrupted'] as const;
+export type BillingRunStatus = (typeof BILLING_RUN_STATUSES)[number];
+
+export const BILLING_RUN_TRIGGERS = ['api', 'schedule'] as const;
+export type BillingRunTrigger = (typeof BILLING_RUN_TRIGGERS)[number];
+
+/** A customer the run could not bill, and why; the run went on with the others. */
+export type BillingRunError = { customerId: string; message: string };
+
+/** One billing run of one environment: what it was asked to do and, as it goes, what it did. */
+export const BillingRunSchema = defineEntity({
+  name: 'BillingRun',
+  tableName: 'billing_run',
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => newId()),
+    environmentId: p.uuid(),
+    asOf: p.datetime(),
+    triggeredBy: p.enum(BILLING_RUN_TRIGGERS),
+    status: p.enum(BILLING_RUN_STATUSES),
+    startedAt: p.datetime(),
+    finishedAt: p.datetime().nullable(),
+    invoiceCount: p.integer(),
+    periodCount: p.integer(),
+    renewalCount: p.integer(),
+    endedCount: p.integer(),
+    invoiceIds: p.array().columnType('uuid[]'),
+    errors: p.json<BillingRunError[]>(),
+  },
+});
+
+export type BillingRun = InferEntity<typeof BillingRunSchema>;
+
+/** One period of one subscription item, billed once: the unique key of the table guarantees it. */
+export const BilledPeriodSchema = defineEntity({
+  name: 'BilledPeriod',
+  tableName: 'billed_period',
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => newId()),
+    environmentId: p.uuid(),
+    subscriptionItemId: p.uuid(),
+    periodStart: p.date(),
+    periodEnd: p.date(),
+    quantity: p.decimal('string').precision(21).scale(6),
+    amount: p.bigint('number'),
+    billingRunId: p.uuid(),
+    invoiceId: p.uuid().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export type BilledPeriod = InferEntity<typeof BilledPeriodSchema>;

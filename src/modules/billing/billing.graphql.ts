@@ -1,0 +1,84 @@
+import { builder } from '../../graphql/builder.ts';
+import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import type { Invoice } from '../invoice/invoice.entity.ts';
+import { InvoiceRef } from '../invoice/invoice.graphql.ts';
+import { Instant } from '../subscription/subscription.input.ts';
+import {
+  BILLING_RUN_STATUSES,
+  BILLING_RUN_TRIGGERS,
+  type BillingRun,
+  type BillingRunError,
+} from './billing-run.entity.ts';
+import { BillingRunService } from './billing-run.service.ts';
+
+const BillingRunStatusEnum = builder.enumType('BillingRunStatus', {
+  values: BILLING_RUN_STATUSES,
+  description:
+    'running; succeeded; failed (some customers could not be billed, see errors, or the run broke off); ' +
+    'interrupted (stopped between two customers, or its process died; the next run carries on).',
+});
+const BillingRunTriggerEnum = builder.enumType('BillingRunTrigger', { values: BILLING_RUN_TRIGGERS });
+
+const BillingRunErrorRef = builder.objectRef<BillingRunError>('BillingRunError').implement({
+  description: 'A customer the run could not bill; nothing of that customer was billed by the run.',
+  fields: (t) => ({
+    customerId: t.expose('customerId', { type: 'UUID' }),
+    message: t.exposeString('message'),
+  }),
+});
+
+const BillingRunRef = builder.objectRef<BillingRun>('BillingRun').implement({
+  description: 'A billing run of this environment and what it billed.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    asOf: t.expose('asOf', { type: 'DateTime', description: 'Everything due by then was billed.' }),
+    triggeredBy: t.expose('triggeredBy', { type: BillingRunTriggerEnum }),
+    status: t.expose('status', { type: BillingRunStatusEnum }),
+    startedAt: t.expose('startedAt', { type: 'DateTime' }),
+    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+    invoiceCount: t.exposeInt('invoiceCount'),
+    periodCount: t.exposeInt('periodCount', { description: 'Item periods billed (with or without usage).' }),
+    renewalCount: t.exposeInt('renewalCount', { description: 'Terms renewed.' }),
+    endedCount: t.exposeInt('endedCount', { description: 'Subscriptions that ended.' }),
+    invoiceIds: t.expose('invoiceIds', { type: ['UUID'], description: 'The invoices created, in order.' }),
+    invoices: t.field({
+      type: [InvoiceRef],
+      description: 'The invoices created that still exist (a draft may have been deleted since).',
+      resolve: async (run, _args, ctx) =>
+        (await ctx.loaders.invoiceById.loadMany(run.invoiceIds)).filter(
+          (invoice): invoice is Invoice => invoice != null && !(invoice instanceof Error),
+        ),
+    }),
+    errors: t.field({ type: [BillingRunErrorRef], resolve: (run) => run.errors }),
+  }),
+});
+
+const BillingRunCreatePayload = payloadType('BillingRunCreatePayload', 'billingRun', BillingRunRef);
+
+builder.queryFields((t) => ({
+  billingRun: t.field({
+    type: BillingRunRef,
+    nullable: true,
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (_root, { id }, ctx) => new BillingRunService(ctx).find(id),
+  }),
+  billingRuns: t.connection({
+    type: BillingRunRef,
+    description: 'Billing runs of this environment, oldest first.',
+    resolve: (_root, args, ctx) => new BillingRunService(ctx).list(args),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  billingRunCreate: t.field({
+    type: BillingRunCreatePayload,
+    description:
+      'Bills everything due at `asOf` (default now) in this environment and answers what was billed. ' +
+      'Refused (CONFLICT) while another run of the environment is under way.',
+    args: { asOf: t.arg({ type: 'DateTime' }).validate(Instant.nullish()) },
+    resolve: (_root, { asOf }, ctx) =>
+      withUserErrors('billingRun', () =>
+        new BillingRunService(ctx).run(asOf ?? new Date(), { triggeredBy: 'api' }),
+      ),
+  }),
+}));

@@ -1,0 +1,150 @@
+import type { Subscription, SubscriptionItem } from './subscription.entity.ts';
+import {
+  boundary,
+  dateOf,
+  dayOnOrAfter,
+  firstBoundaryOnOrAfter,
+  type Period,
+  periodAt,
+  startOfDay,
+  type Term,
+} from './subscription.periods.ts';
+
+/*
+ * The billing cycle of subscription items: which periods exist, which are billed, and when. Shared
+ * by the subscription service (changes) and the billing run (billing), so both read one set of rules.
+ */
+
+type ItemTerm = Pick<SubscriptionItem, 'termUnit' | 'termCount'>;
+
+export const itemTerm = (item: ItemTerm): Term => ({ unit: item.termUnit, count: item.termCount });
+
+/** Period n of the item, anchored at the subscription's start. */
+export const itemPeriod = (subscription: Subscription, item: ItemTerm, n: number): Period | null =>
+  periodAt(subscription.startDate, itemTerm(item), n);
+
+/** The term end when the subscription does not renew: no period starts on or after it. */
+export function termBound(subscription: Subscription): string | null {
+  return !subscription.autoRenewal && subscription.termEnd ? subscription.termEnd : null;
+}
+
+/** Whether period n of the item is to be billed at all (not whether it is due yet). */
+export function isBillable(subscription: Subscription, item: SubscriptionItem, n: number): boolean {
+  const period = itemPeriod(subscription, item, n);
+  if (!period || period.start < item.startsOn) return false;
+  if (item.purchase === 'one_time' && period.start !== item.startsOn) return false;
+  if (item.endsOn && period.start >= item.endsOn) return false;
+  const bound = termBound(subscription);
+  return !bound || period.start < bound;
+}
+
+/** When period n is billed: at its start in advance, at its end in arrears (usage too). */
+export function billTimeOf(item: SubscriptionItem, period: Period): Date {
+  return startOfDay(item.method === 'advance' ? period.start : period.end);
+}
+
+/** Sets `billAt` from the item's pending period, or to null when that period is not billed. */
+export function refreshBillAt(subscription: Subscription, item: SubscriptionItem): void {
+  const period = itemPeriod(subscription, item, item.periodIndex);
+  item.billAt = period && isBillable(subscription, item, item.periodIndex) ? billTimeOf(item, period) : null;
+}
+
+/** The period the item's next bill covers; null when nothing is left to bill. */
+export function pendingPeriod(subscription: Subscription, item: SubscriptionItem): Period | null {
+  return item.billAt ? itemPeriod(subscription, item, item.periodIndex) : null;
+}
+
+/** The quantity period `period` bills: a scheduled change applies from its boundary on. */
+export function quantityFor(item: SubscriptionItem, period: Period): string {
+  return item.nextQuantity != null && item.nextQuantityFrom && period.start >= item.nextQuantityFrom
+    ? item.nextQuantity
+    : item.quantity;
+}
+
+/**
+ * The first period of the item a change made at `at` may touch: the first that starts at or after
+ * `at` and has not been billed. Periods under way at `at`, and billed ones, keep what they had.
+ */
+export function firstChangeablePeriod(subscription: Subscription, item: SubscriptionItem, at: Date): number {
+  const next = firstBoundaryOnOrAfter(subscription.startDate, itemTerm(item), dayOnOrAfter(at));
+  return Math.max(next, item.periodIndex);
+}
+
+/** Sets the quantity of the item from its first changeable period on. */
+export function changeQuantity(
+  subscription: Subscription,
+  item: SubscriptionItem,
+  quantity: string,
+  at: Date,
+): void {
+  const from = firstChangeablePeriod(subscription, item, at);
+  if (from === item.periodIndex) {
+    item.quantity = quantity;
+    item.nextQuantity = null;
+    item.nextQuantityFrom = null;
+  } else {
+    item.nextQuantity = quantity;
+    item.nextQuantityFrom = boundary(subscription.startDate, itemTerm(item), from);
+  }
+}
+
+/** Ends the item before its first changeable period (or keeps an earlier end it already has). */
+export function endItem(subscription: Subscription, item: SubscriptionItem, at: Date): void {
+  const from = firstChangeablePeriod(subscription, item, at);
+  const end = boundary(subscription.startDate, itemTerm(item), from);
+  if (end && (!item.endsOn || end < item.endsOn)) item.endsOn = end;
+  refreshBillAt(subscription, item);
+}
+
+/** The item's position after its pending period was billed: the next period, a folded quantity change. */
+export function advance(subscription: Subscription, item: SubscriptionItem, billed: Period): void {
+  if (item.nextQuantity != null && item.nextQuantityFrom && billed.start >= item.nextQuantityFrom) {
+    item.quantity = item.nextQuantity;
+    item.nextQuantity = null;
+    item.nextQuantityFrom = null;
+  }
+  item.periodIndex += 1;
+  refreshBillAt(subscription, item);
+}
+
+/** Whether the subscription's current term is over and renews (a cancellation stops renewals from its time on). */
+export function renewalDue(subscription: Subscription, asOf: Date): boolean {
+  if (subscription.status === 'ended' || !subscription.autoRenewal || !subscription.termEnd) return false;
+  const termEnd = startOfDay(subscription.termEnd);
+  return termEnd <= asOf && (!subscription.cancelledAt || subscription.cancelledAt > termEnd);
+}
+
+/** Moves the subscription into its next term, as long as the first; false when that would pass year 9999. */
+export function renew(subscription: Subscription): boolean {
+  const { termEnd, renewalUnit, renewalCount } = subscription;
+  if (!termEnd || !renewalUnit || !renewalCount) return false;
+  const term: Term = { unit: renewalUnit, count: renewalCount };
+  const current = firstBoundaryOnOrAfter(subscription.startDate, term, termEnd);
+  const next = boundary(subscription.startDate, term, current + 1);
+  if (!next) return false;
+  subscription.termStart = termEnd;
+  subscription.termEnd = next;
+  return true;
+}
+
+/**
+ * Whether the subscription is over at `asOf`: its end (a cancellation, or a term end without
+ * renewal) has come and none of its items has a period left to bill.
+ */
+export function hasEnded(subscription: Subscription, items: SubscriptionItem[], asOf: Date): boolean {
+  if (items.some((item) => item.billAt)) return false;
+  const bound = termBound(subscription);
+  const ends = [subscription.cancelledAt, bound ? startOfDay(bound) : null].filter(
+    (end): end is Date => end != null,
+  );
+  return ends.length > 0 && Math.min(...ends.map((end) => end.getTime())) <= asOf.getTime();
+}
+
+/** The index of the item's period that contains `time`, or -1 when `time` is before its first boundary. */
+export function periodIndexAt(subscription: Subscription, item: ItemTerm, time: Date): number {
+  const day = dateOf(time);
+  if (day < subscription.startDate) return -1;
+  const term = itemTerm(item);
+  const index = firstBoundaryOnOrAfter(subscription.startDate, term, day);
+  return boundary(subscription.startDate, term, index) === day ? index : index - 1;
+}

@@ -1,0 +1,99 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { newId } from '../../db/ids.ts';
+import { BILLING_METHODS, PURCHASES, TERM_UNITS } from '../price/price.entity.ts';
+
+export const SUBSCRIPTION_STATUSES = ['active', 'cancelled', 'ended'] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+
+export const RENEWAL_UNITS = ['day', 'month'] as const;
+
+/**
+ * A customer's subscription. `startDate` anchors every period boundary of its items; `termStart` and
+ * `termEnd` are the current term (no end: open-ended), which a billing run renews by `renewalUnit` x
+ * `renewalCount` (the first term's length) when `autoRenewal` is on.
+ */
+export const SubscriptionSchema = defineEntity({
+  name: 'Subscription',
+  tableName: 'subscription',
+  uniques: [{ properties: ['environmentId', 'handle'] }],
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => newId()),
+    environmentId: p.uuid(),
+    customerId: p.uuid(),
+    handle: p.string().length(250).nullable(),
+    currency: p.string().length(3),
+    startDate: p.date(),
+    termStart: p.date(),
+    termEnd: p.date().nullable(),
+    renewalUnit: p.enum(RENEWAL_UNITS).nullable(),
+    renewalCount: p.integer().nullable(),
+    autoRenewal: p.boolean(),
+    status: p.enum(SUBSCRIPTION_STATUSES),
+    /** When the cancellation takes effect: no period of any item starts at or after it. */
+    cancelledAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().nullable(),
+  },
+});
+
+export type Subscription = InferEntity<typeof SubscriptionSchema>;
+
+/**
+ * A product at a price, in some quantity. The price's term, purchase and method are copied when the
+ * item is added, so periods keep their meaning whatever later happens to the price; its pricing is
+ * read when a period is billed. `periodIndex` is the period the next bill covers, `billAt` when that
+ * bill is due (null: nothing left to bill).
+ */
+export const SubscriptionItemSchema = defineEntity({
+  name: 'SubscriptionItem',
+  tableName: 'subscription_item',
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => newId()),
+    environmentId: p.uuid(),
+    subscriptionId: p.uuid(),
+    productId: p.uuid(),
+    priceId: p.uuid(),
+    quantity: p.decimal('string').precision(21).scale(6),
+    nextQuantity: p.decimal('string').precision(21).scale(6).nullable(),
+    nextQuantityFrom: p.date().nullable(),
+    termUnit: p.enum(TERM_UNITS),
+    termCount: p.integer(),
+    purchase: p.enum(PURCHASES),
+    method: p.enum(BILLING_METHODS),
+    startsOn: p.date(),
+    /** Removed from this period boundary on (exclusive): periods starting then or later are not billed. */
+    endsOn: p.date().nullable(),
+    periodIndex: p.integer(),
+    billAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().nullable(),
+  },
+});
+
+export type SubscriptionItem = InferEntity<typeof SubscriptionItemSchema>;
+
+/** Usage of an `event_based` item, summed per period and billed in arrears. */
+export const UsageRecordSchema = defineEntity({
+  name: 'UsageRecord',
+  tableName: 'usage_record',
+  properties: {
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => newId()),
+    environmentId: p.uuid(),
+    subscriptionItemId: p.uuid(),
+    quantity: p.decimal('string').precision(21).scale(6),
+    occurredAt: p.datetime(),
+    idempotencyKey: p.string().length(255),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export type UsageRecord = InferEntity<typeof UsageRecordSchema>;

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { CurrencyCode } from '../../money/currency.ts';
+import { boundedText } from '../../validation.ts';
+import { CalendarDate, exactDecimal } from '../invoice/invoice.input.ts';
+import { SUBSCRIPTION_STATUSES } from './subscription.entity.ts';
+
+/** Most items one request may name. */
+export const MAX_ITEMS_PER_SUBSCRIPTION_REQUEST = 100;
+
+/** A quantity: an exact decimal of at most 6 places, as the invoice lines it ends up on take it. */
+const Quantity = z.number().nonnegative({ error: 'must not be negative' }).pipe(exactDecimal(6));
+
+/** A moment from year 1 to 9999, the years calendar dates can have. */
+export const Instant = z
+  .date({ error: 'must be a date-time' })
+  .refine((time) => time.getUTCFullYear() >= 1 && time.getUTCFullYear() <= 9999, {
+    error: 'must be within the years 0001 to 9999',
+  });
+
+export const SubscriptionItemInput = z.strictObject({
+  productId: z.uuid(),
+  priceId: z.uuid(),
+  /** 1 when left out; for event-based items the usage of each period is billed instead. */
+  quantity: Quantity.nullish(),
+});
+export type SubscriptionItemInput = z.infer<typeof SubscriptionItemInput>;
+
+const Items = z.array(SubscriptionItemInput).max(MAX_ITEMS_PER_SUBSCRIPTION_REQUEST);
+
+const Term = z
+  .strictObject({ start: CalendarDate, end: CalendarDate.nullish() })
+  .refine((term) => !term.end || term.end > term.start, { path: ['end'], error: 'must be after start' })
+  .refine((term) => !term.end || term.end <= '9999-12-31', {
+    path: ['end'],
+    error: 'must be in year 9999 at the latest',
+  });
+
+/** A new subscription: `currency` falls back to the customer's; a term without `end` never ends by itself. */
+export const SubscriptionCreateInput = z
+  .strictObject({
+    customerId: z.uuid(),
+    currency: CurrencyCode.nullish(),
+    handle: boundedText(1, 250).nullish(),
+    term: Term,
+    autoRenewal: z.boolean().nullish(),
+    items: Items.min(1, { error: 'must list at least one item' }),
+  })
+  .refine((input) => !input.autoRenewal || Boolean(input.term.end), {
+    path: ['autoRenewal'],
+    error: 'needs a term end: only a termed subscription renews',
+  });
+export type SubscriptionCreateInput = z.infer<typeof SubscriptionCreateInput>;
+
+const distinct = (ids: string[]) => new Set(ids).size === ids.length;
+
+/**
+ * Changes from each item's next period on. Fields left out (or null) stay as they are; `at` is the
+ * moment the change is made (now when left out).
+ */
+export const SubscriptionUpdateInput = z.strictObject({
+  autoRenewal: z.boolean().nullish(),
+  items: z
+    .array(z.strictObject({ id: z.uuid(), quantity: Quantity }))
+    .max(MAX_ITEMS_PER_SUBSCRIPTION_REQUEST)
+    .refine((items) => distinct(items.map((item) => item.id)), { error: 'must not name an item twice' })
+    .nullish(),
+  addItems: Items.nullish(),
+  removeItemIds: z
+    .array(z.uuid())
+    .max(MAX_ITEMS_PER_SUBSCRIPTION_REQUEST)
+    .refine(distinct, { error: 'must not name an item twice' })
+    .nullish(),
+  at: Instant.nullish(),
+});
+export type SubscriptionUpdateInput = z.infer<typeof SubscriptionUpdateInput>;
+
+export const SubscriptionFilter = z.strictObject({
+  customerId: z.uuid().nullish(),
+  status: z.enum(SUBSCRIPTION_STATUSES).nullish(),
+});
+export type SubscriptionFilter = z.infer<typeof SubscriptionFilter>;
+
+/** Usage of an event-based item; the same `idempotencyKey` for the same item records once. */
+export const UsageRecordInput = z.strictObject({
+  subscriptionItemId: z.uuid(),
+  quantity: z.number().positive({ error: 'must be more than 0' }).pipe(exactDecimal(6)),
+  timestamp: Instant,
+  idempotencyKey: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,255}$/, { error: 'must be 1 to 255 visible ASCII characters' }),
+});
+export type UsageRecordInput = z.infer<typeof UsageRecordInput>;

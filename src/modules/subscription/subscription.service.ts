@@ -1,0 +1,409 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
+import type { RequestContext } from '../../context.ts';
+import { flushOrFail } from '../../db/flush.ts';
+import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
+import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
+import { type Price, PriceSchema } from '../price/price.entity.ts';
+import { type Product, ProductSchema } from '../product/product.entity.ts';
+import {
+  changeQuantity,
+  endItem,
+  isBillable,
+  itemPeriod,
+  itemTerm,
+  pendingPeriod,
+  periodIndexAt,
+  refreshBillAt,
+} from './subscription.cycle.ts';
+import {
+  type Subscription,
+  type SubscriptionItem,
+  SubscriptionItemSchema,
+  SubscriptionSchema,
+  type UsageRecord,
+  UsageRecordSchema,
+} from './subscription.entity.ts';
+import type {
+  SubscriptionCreateInput,
+  SubscriptionFilter,
+  SubscriptionItemInput,
+  SubscriptionUpdateInput,
+  UsageRecordInput,
+} from './subscription.input.ts';
+import {
+  boundary,
+  dayOnOrAfter,
+  firstBoundaryOnOrAfter,
+  type Period,
+  termLength,
+} from './subscription.periods.ts';
+
+type ResolvedItem = { input: SubscriptionItemInput; product: Product; price: Price };
+
+/** A subscription as its REST document shows it: the items with a bill to come, and what they bill. */
+export type SubscriptionDocument = {
+  subscription: Subscription;
+  items: { item: SubscriptionItem; billAt: Date; period: Period; product: Product; price: Price }[];
+};
+
+/** Subscriptions of one environment: creating, changing and cancelling them, and recording usage. */
+export class SubscriptionService {
+  private readonly ctx: RequestContext;
+
+  constructor(ctx: RequestContext) {
+    this.ctx = ctx;
+  }
+
+  async get(id: string): Promise<Subscription> {
+    const subscription = await this.ctx.loaders.subscriptionById.load(id);
+    if (!subscription) throw DomainError.notFound('Subscription', id);
+    return subscription;
+  }
+
+  async read(id: string): Promise<SubscriptionDocument> {
+    const subscription = await this.get(id);
+    const { loaders } = this.ctx;
+    const billing = (await loaders.itemsBySubscriptionId.load(id)).filter((item) => item.billAt);
+    const items = await Promise.all(
+      billing.map(async (item) => {
+        const [product, price] = await Promise.all([
+          loaders.productById.load(item.productId),
+          loaders.priceById.load(item.priceId),
+        ]);
+        if (!product || !price) throw new Error(`item ${item.id} names a product or price that is missing`);
+        return {
+          item,
+          billAt: item.billAt as Date,
+          period: pendingPeriod(subscription, item) as Period,
+          product,
+          price,
+        };
+      }),
+    );
+    return { subscription, items };
+  }
+
+  list(filter: SubscriptionFilter, page: PageArgs): Promise<Connection<Subscription>> {
+    const where: FilterQuery<Subscription> = { environmentId: this.ctx.environmentId };
+    if (filter.customerId) where.customerId = filter.customerId;
+    if (filter.status) where.status = filter.status;
+    return keysetPage(this.ctx.em, SubscriptionSchema, where, page);
+  }
+
+  async create(input: SubscriptionCreateInput): Promise<Subscription> {
+    const { environmentId } = this.ctx;
+    const customer = await this.ctx.loaders.customerById.load(input.customerId);
+    if (!customer) {
+      throw DomainError.onField(
+        'INVALID_REFERENCE',
+        ['customerId'],
+        'no customer of this environment has this id',
+      );
+    }
+    const currency = input.currency ?? customer.currency;
+    if (!currency) {
+      throw DomainError.onField(
+        'INVALID_REFERENCE',
+        ['currency'],
+        'is required: the customer has no preferred currency to fall back to',
+      );
+    }
+    const items = await this.resolveItems(this.ctx.em, input.items, currency, 'items');
+    const { start, end } = input.term;
+    const renewal = end ? termLength(start, end) : null;
+    return this.transaction(async (tx) => {
+      const subscription = tx.create(SubscriptionSchema, {
+        environmentId,
+        customerId: customer.id,
+        handle: input.handle ?? null,
+        currency,
+        startDate: start,
+        termStart: start,
+        termEnd: end ?? null,
+        renewalUnit: renewal ? (renewal.unit as 'day' | 'month') : null,
+        renewalCount: renewal?.count ?? null,
+        autoRenewal: input.autoRenewal ?? false,
+        status: 'active',
+        cancelledAt: null,
+      });
+      await flushOrFail(tx, {
+        unique: () =>
+          DomainError.onField(
+            'DUPLICATE',
+            ['handle'],
+            'another subscription of this environment has this handle',
+          ),
+      });
+      for (const item of items) this.addItem(tx, subscription, item, 0);
+      return subscription;
+    });
+  }
+
+  /** Changes quantities, renewal and items; what concerns periods applies from each item's next period on. */
+  async update(id: string, input: SubscriptionUpdateInput): Promise<Subscription> {
+    const at = input.at ?? new Date();
+    return this.change(id, async (tx, subscription, items) => {
+      if (subscription.status !== 'active') {
+        throw new DomainError(
+          'CONFLICT',
+          `the subscription is ${subscription.status}; only an active subscription can change`,
+        );
+      }
+      if (input.autoRenewal != null) {
+        if (input.autoRenewal && !subscription.termEnd) {
+          throw DomainError.onField(
+            'INVALID_INPUT',
+            ['autoRenewal'],
+            'needs a term end: this subscription is open-ended',
+          );
+        }
+        subscription.autoRenewal = input.autoRenewal;
+      }
+      const byId = new Map(items.map((item) => [item.id, item]));
+      const unknown: FieldIssue[] = [];
+      const itemAt = (itemId: string, path: FieldPath) => {
+        const item = byId.get(itemId);
+        if (!item) unknown.push({ path, message: 'is not an item of this subscription' });
+        return item;
+      };
+      const changes = (input.items ?? []).flatMap((change, index) => {
+        const item = itemAt(change.id, ['items', index, 'id']);
+        return item ? [{ item, quantity: change.quantity }] : [];
+      });
+      const removals = (input.removeItemIds ?? []).flatMap(
+        (itemId, index) => itemAt(itemId, ['removeItemIds', index]) ?? [],
+      );
+      if (unknown.length > 0) {
+        throw new DomainError(
+          'INVALID_REFERENCE',
+          'The request names items this subscription does not have',
+          unknown,
+        );
+      }
+      const added = await this.resolveItems(tx, input.addItems ?? [], subscription.currency, 'addItems');
+
+      for (const { item, quantity } of changes) changeQuantity(subscription, item, quantity, at);
+      for (const item of removals) endItem(subscription, item, at);
+      for (const item of items) refreshBillAt(subscription, item);
+      for (const item of added) {
+        const term = { unit: item.price.termUnit, count: item.price.termCount };
+        this.addItem(
+          tx,
+          subscription,
+          item,
+          firstBoundaryOnOrAfter(subscription.startDate, term, dayOnOrAfter(at)),
+        );
+      }
+      this.touch(subscription, [...changes.map((change) => change.item), ...removals]);
+      return subscription;
+    });
+  }
+
+  /**
+   * Cancels from `at` on: each item's periods under way at `at` run out (and are billed), no later
+   * period is billed, and the subscription no longer renews.
+   */
+  async cancel(id: string, at: Date = new Date()): Promise<Subscription> {
+    return this.change(id, async (_tx, subscription, items) => {
+      if (subscription.status !== 'active') {
+        throw new DomainError('CONFLICT', `the subscription is already ${subscription.status}`);
+      }
+      subscription.status = 'cancelled';
+      subscription.cancelledAt = at;
+      for (const item of items) endItem(subscription, item, at);
+      this.touch(subscription, items);
+      return subscription;
+    });
+  }
+
+  /**
+   * Records usage of an event-based item in the period that contains `timestamp`, which must not be
+   * billed yet. The same idempotency key for the same item records once: repeating it returns the
+   * first record, while reusing it for other figures is refused.
+   */
+  async recordUsage(input: UsageRecordInput): Promise<UsageRecord> {
+    const { environmentId } = this.ctx;
+    return this.ctx.em.transactional(
+      async (em) => {
+        const tx = em as EntityManager;
+        // Billing locks the item too, so usage and the bill of its period cannot interleave.
+        const item = await tx.findOne(
+          SubscriptionItemSchema,
+          { id: input.subscriptionItemId, environmentId },
+          { lockMode: LockMode.PESSIMISTIC_WRITE },
+        );
+        if (!item) throw DomainError.notFound('Subscription item', input.subscriptionItemId);
+        const existing = await tx.findOne(UsageRecordSchema, {
+          environmentId,
+          subscriptionItemId: item.id,
+          idempotencyKey: input.idempotencyKey,
+        });
+        if (existing) {
+          const same =
+            Number(existing.quantity) === Number(input.quantity) &&
+            existing.occurredAt.getTime() === input.timestamp.getTime();
+          if (same) return existing;
+          throw DomainError.onField(
+            'DUPLICATE',
+            ['idempotencyKey'],
+            'was already used for another quantity or timestamp of this item; use a new key',
+          );
+        }
+        if (item.method !== 'event_based') {
+          throw DomainError.onField(
+            'INVALID_REFERENCE',
+            ['subscriptionItemId'],
+            `is an item billed ${item.method === 'advance' ? 'in advance' : 'in arrears'} by its quantity; usage is recorded for event-based items`,
+          );
+        }
+        const subscription = await tx.findOneOrFail(SubscriptionSchema, {
+          id: item.subscriptionId,
+          environmentId,
+        });
+        const index = periodIndexAt(subscription, item, input.timestamp);
+        const period = index >= 0 ? itemPeriod(subscription, item, index) : null;
+        if (!period || period.start < item.startsOn) {
+          throw DomainError.onField(
+            'CONFLICT',
+            ['timestamp'],
+            `is before the item's first period, which starts on ${item.startsOn}`,
+          );
+        }
+        if (index < item.periodIndex) {
+          throw DomainError.onField(
+            'CONFLICT',
+            ['timestamp'],
+            `falls in the period ${period.start} to ${period.end}, which has already been billed`,
+          );
+        }
+        if (!isBillable(subscription, item, index)) {
+          throw DomainError.onField('CONFLICT', ['timestamp'], "falls after the item's last period");
+        }
+        const record = tx.create(UsageRecordSchema, {
+          environmentId,
+          subscriptionItemId: item.id,
+          quantity: input.quantity,
+          occurredAt: input.timestamp,
+          idempotencyKey: input.idempotencyKey,
+        });
+        await tx.flush();
+        return record;
+      },
+      { clear: true },
+    );
+  }
+
+  /** Resolves products and prices, reporting every unknown one and every price without pricing in `currency`. */
+  private async resolveItems(
+    em: EntityManager,
+    inputs: readonly SubscriptionItemInput[],
+    currency: string,
+    field: string,
+  ): Promise<ResolvedItem[]> {
+    if (inputs.length === 0) return [];
+    const { environmentId } = this.ctx;
+    const [products, prices] = await Promise.all([
+      em.find(ProductSchema, { environmentId, id: { $in: inputs.map((input) => input.productId) } }),
+      em.find(PriceSchema, { environmentId, id: { $in: inputs.map((input) => input.priceId) } }),
+    ]);
+    const productById = new Map(products.map((product) => [product.id, product]));
+    const priceById = new Map(prices.map((price) => [price.id, price]));
+    const issues: FieldIssue[] = [];
+    const resolved = inputs.flatMap((input, index) => {
+      const product = productById.get(input.productId);
+      const price = priceById.get(input.priceId);
+      if (!product) {
+        issues.push({
+          path: [field, index, 'productId'],
+          message: 'no product of this environment has this id',
+        });
+      }
+      if (!price) {
+        issues.push({ path: [field, index, 'priceId'], message: 'no price of this environment has this id' });
+      } else if (!price.pricing[currency.toLowerCase()]) {
+        issues.push({
+          path: [field, index, 'priceId'],
+          message: `price "${price.name}" (${price.id}) has no pricing in ${currency}`,
+        });
+      }
+      return product && price ? [{ input, product, price }] : [];
+    });
+    if (issues.length > 0) {
+      throw new DomainError(
+        'INVALID_REFERENCE',
+        'The request names products or prices that cannot be used',
+        issues,
+      );
+    }
+    return resolved;
+  }
+
+  /** Adds an item whose first period is period `firstPeriod` of its price's term. */
+  private addItem(
+    tx: EntityManager,
+    subscription: Subscription,
+    resolved: ResolvedItem,
+    firstPeriod: number,
+  ): void {
+    const { price, product, input } = resolved;
+    const term = { termUnit: price.termUnit, termCount: price.termCount };
+    const startsOn = boundary(subscription.startDate, itemTerm(term), firstPeriod);
+    if (!startsOn) {
+      throw new DomainError('CONFLICT', 'the item would start after the year 9999');
+    }
+    const item = tx.create(SubscriptionItemSchema, {
+      environmentId: this.ctx.environmentId,
+      subscriptionId: subscription.id,
+      productId: product.id,
+      priceId: price.id,
+      quantity: input.quantity ?? '1',
+      nextQuantity: null,
+      nextQuantityFrom: null,
+      ...term,
+      purchase: price.purchase,
+      method: price.method,
+      startsOn,
+      endsOn: null,
+      periodIndex: firstPeriod,
+      billAt: null,
+    });
+    refreshBillAt(subscription, item);
+  }
+
+  private touch(subscription: Subscription, items: SubscriptionItem[]): void {
+    const now = new Date();
+    subscription.updatedAt = now;
+    for (const item of items) item.updatedAt = now;
+  }
+
+  /** Runs `change` on the locked subscription and its items in a transaction, then drops what the loaders knew. */
+  private async change<T>(
+    id: string,
+    change: (tx: EntityManager, subscription: Subscription, items: SubscriptionItem[]) => Promise<T>,
+  ): Promise<T> {
+    const { environmentId } = this.ctx;
+    const result = await this.transaction(async (tx) => {
+      const subscription = await tx.findOne(
+        SubscriptionSchema,
+        { id, environmentId },
+        { lockMode: LockMode.PESSIMISTIC_WRITE },
+      );
+      if (!subscription) throw DomainError.notFound('Subscription', id);
+      const items = await tx.find(
+        SubscriptionItemSchema,
+        { subscriptionId: id, environmentId },
+        { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
+      );
+      return change(tx, subscription, items);
+    });
+    this.ctx.loaders.subscriptionById.clear(id);
+    this.ctx.loaders.itemsBySubscriptionId.clear(id);
+    return result;
+  }
+
+  private transaction<T>(run: (tx: EntityManager) => Promise<T>): Promise<T> {
+    // A fresh identity map: what the request loaded before must not stand in for the locked rows.
+    return this.ctx.em.transactional((tx) => run(tx as EntityManager), { clear: true });
+  }
+}

@@ -1,0 +1,27 @@
+/*
+ * A billing run in a process of its own, for the test that kills one part way:
+ *   node billing-run-process.ts <database url> <environment id> <asOf> <customers before pausing>
+ * It prints "paused" and hangs once that many customers are billed (0: never), until it is killed.
+ */
+import { createJobContext } from '../../src/context.ts';
+import { openOrm } from '../../src/db/orm.ts';
+import { BillingRunService } from '../../src/modules/billing/billing-run.service.ts';
+
+const [databaseUrl, environmentId, asOf, pauseAfter] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+];
+const orm = await openOrm(databaseUrl, { poolMax: 4 });
+const ctx = createJobContext(orm.em.fork(), environmentId, 'billingRun');
+const run = await new BillingRunService(ctx).run(new Date(asOf), {
+  triggeredBy: 'schedule',
+  onProgress: async ({ customersDone }) => {
+    if (customersDone !== Number(pauseAfter)) return;
+    process.stdout.write('paused\n');
+    await new Promise(() => setInterval(() => {}, 60_000));
+  },
+});
+process.stdout.write(`finished ${run.status}\n`);
+await orm.close();
