@@ -23,6 +23,7 @@ type Fixtures = {
   productId: string;
   priceId: string;
   invoiceId: string;
+  subscriptionId: string;
   accountIds: [string, string, string, string];
 };
 
@@ -111,6 +112,7 @@ const EXISTING_IDS: Record<string, (fixtures: Fixtures) => string> = {
   productId: (fixtures) => fixtures.productId,
   priceId: (fixtures) => fixtures.priceId,
   invoiceId: (fixtures) => fixtures.invoiceId,
+  subscriptionId: (fixtures) => fixtures.subscriptionId,
 };
 
 const TAKEN = 'fuzz-taken';
@@ -143,14 +145,34 @@ async function createFixtures(env: TestEnvironment): Promise<Fixtures> {
   const ids = { customerId, productId: product.id as string, accountIds };
   const price = await t.rest('POST', '/prices', {
     env,
-    body: EXAMPLE_BODIES['POST /prices']?.({ ...ids, priceId: '', invoiceId: '' }),
+    body: EXAMPLE_BODIES['POST /prices']?.({ ...ids, priceId: '', invoiceId: '', subscriptionId: '' }),
   });
   const invoice = await t.rest('POST', '/invoices', {
     env,
-    body: EXAMPLE_BODIES['POST /invoices']?.({ ...ids, priceId: '', invoiceId: '' }),
+    body: EXAMPLE_BODIES['POST /invoices']?.({ ...ids, priceId: '', invoiceId: '', subscriptionId: '' }),
   });
   expect([price.status, invoice.status]).toEqual([201, 201]);
-  return { ...ids, priceId: price.body.id, invoiceId: invoice.body.id };
+  const { subscriptionCreate } = await gql(
+    t,
+    env,
+    `mutation ($input: SubscriptionCreateInput!) {
+      subscriptionCreate(input: $input) { subscription { id } userErrors { message } }
+    }`,
+    {
+      input: {
+        customerId,
+        term: { start: '2026-01-01' },
+        items: [{ productId: ids.productId, priceId: price.body.id, quantity: 1 }],
+      },
+    },
+  );
+  expect(subscriptionCreate.userErrors).toEqual([]);
+  return {
+    ...ids,
+    priceId: price.body.id,
+    invoiceId: invoice.body.id,
+    subscriptionId: subscriptionCreate.subscription.id,
+  };
 }
 
 // ---- generators ----------------------------------------------------------------------------------
