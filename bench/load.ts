@@ -1,0 +1,130 @@
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import autocannon from 'autocannon';
+import type { Scenario } from './scenarios.ts';
+
+export type LoadOptions = { connections: number; seconds: number; warmupSeconds: number };
+
+export type Measurement = {
+  requestsPerSecond: number;
+  /** Milliseconds. */
+  p50: number;
+  p99: number;
+  requests: number;
+  /** Socket errors, timeouts, responses with another status, GraphQL responses with errors. */
+  errors: number;
+  /** CPU time the server process spent per request (user + system), where the OS tells it. */
+  cpuMsPerRequest: number | null;
+  /** CPU time PostgreSQL spent per request (all its processes), where the OS tells it. */
+  postgresCpuMsPerRequest: number | null;
+};
+
+function run(url: string, scenario: Scenario, connections: number, seconds: number) {
+  let n = 0;
+  let graphqlErrors = 0;
+  return new Promise<Measurement>((resolve, reject) => {
+    autocannon(
+      {
+        url,
+        connections,
+        duration: seconds,
+        requests: [
+          {
+            setupRequest: (request) => ({ ...request, ...scenario.request(n++) }),
+            ...(scenario.graphql
+              ? {
+                  onResponse: (_status: number, body: string) => {
+                    if (body.includes('"errors"')) graphqlErrors++;
+                  },
+                }
+              : {}),
+          },
+        ],
+      },
+      (error, result) => {
+        if (error) return reject(error);
+        const expected = result.statusCodeStats?.[`${scenario.status}`]?.count ?? 0;
+        resolve({
+          requestsPerSecond: result.requests.average,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          requests: result.requests.total,
+          errors: result.errors + result.timeouts + (result.requests.total - expected) + graphqlErrors,
+          cpuMsPerRequest: null,
+          postgresCpuMsPerRequest: null,
+        });
+      },
+    );
+  });
+}
+
+/** The processes whose CPU time a measurement records: the server, and PostgreSQL's postmaster. */
+export type Processes = { server: number; postgres: number | null };
+
+/** Warms the server up on the scenario, then measures it for `seconds` seconds. */
+export async function measure(
+  url: string,
+  processes: Processes,
+  scenario: Scenario,
+  options: LoadOptions,
+): Promise<Measurement> {
+  if (options.warmupSeconds > 0) await run(url, scenario, options.connections, options.warmupSeconds);
+  const before = await Promise.all([cpuOf(processes.server), postgresCpu(processes.postgres)]);
+  const measured = await run(url, scenario, options.connections, options.seconds);
+  const after = await Promise.all([cpuOf(processes.server), postgresCpu(processes.postgres)]);
+  const perRequest = (index: 0 | 1) => {
+    const [start, end] = [before[index], after[index]];
+    return start === null || end === null ? null : (end - start) / measured.requests;
+  };
+  return { ...measured, cpuMsPerRequest: perRequest(0), postgresCpuMsPerRequest: perRequest(1) };
+}
+
+/** Linux counts CPU time in clock ticks of 10 ms (USER_HZ), in /proc/<pid>/stat. */
+const MS_PER_TICK = 10;
+
+type Stat = { parent: number; cpuMs: number; reapedChildrenMs: number };
+
+async function statOf(pid: number): Promise<Stat | null> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the parenthesised command name: the parent is the 4th, utime and stime the 14th
+    // and 15th, and cutime and cstime (children that exited and were waited for) the 16th and 17th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return {
+      parent: Number(fields[1]),
+      cpuMs: (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK,
+      reapedChildrenMs: (Number(fields[13]) + Number(fields[14])) * MS_PER_TICK,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** User + system CPU time of a process so far, or null where /proc is not available. */
+async function cpuOf(pid: number): Promise<number | null> {
+  return (await statOf(pid))?.cpuMs ?? null;
+}
+
+/**
+ * CPU time of the postmaster and its children, the backends serving both servers' connections; a
+ * backend that has exited (a pool closed an idle connection) counts through the postmaster's total
+ * for reaped children.
+ */
+async function postgresCpu(postmaster: number | null): Promise<number | null> {
+  if (postmaster === null) return null;
+  const own = await statOf(postmaster);
+  if (!own) return null;
+  const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(Number);
+  const children = await Promise.all(pids.map(statOf));
+  return children.reduce(
+    (sum, stat) => sum + (stat?.parent === postmaster ? stat.cpuMs : 0),
+    own.cpuMs + own.reapedChildrenMs,
+  );
+}
+
+/** Resident set size of a process, in MiB (`ps` works on Linux and macOS alike). */
+export async function residentMemory(pid: number): Promise<number> {
+  const { stdout } = await promisify(execFile)('ps', ['-o', 'rss=', '-p', String(pid)]);
+  return Number(stdout.trim()) / 1024;
+}
