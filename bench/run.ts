@@ -1,0 +1,277 @@
+/**
+ * `npm run bench`: the service against a raw baseline, in one run, on one embedded PostgreSQL.
+ *
+ * Starts PostgreSQL in a temporary directory, migrates and seeds it, counts the SQL statements of
+ * each endpoint in-process (and checks that the baseline answers what the service answers), then
+ * starts the real server (`node src/main.ts`) and the baseline (`bench/baseline-server.ts`) as child
+ * processes and loads each endpoint of both back to back with autocannon over loopback, in two runs.
+ * Writes bench/RESULTS.md (keeping its hand-written part) and prints the tables.
+ *
+ * Settings (environment): BENCH_SECONDS (6), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (10),
+ * BENCH_ONLY (a substring of the endpoint names: measure only those; RESULTS.md is left alone),
+ * BENCH_PROFILE=1 (the server writes a CPU profile, `node --cpu-prof`, to bench/profiles/),
+ * DB_POOL_MAX (passed to both servers).
+ */
+import { deepStrictEqual } from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { createApp } from '../src/app.ts';
+import { freePort, startEmbeddedDatabase } from '../src/db/embedded.ts';
+import { migrate, type Orm, openOrm } from '../src/db/orm.ts';
+import { Baseline, createBaselineServer } from './baseline-server.ts';
+import { measure, residentMemory } from './load.ts';
+import { type BenchReport, renderReport, type ScenarioResult, type Side, targets } from './report.ts';
+import { type BenchRequest, PAGE_SIZE, type Scenario, scenarios } from './scenarios.ts';
+import { SEED, type SeededData, seed } from './seed.ts';
+import { StatementRecorder } from './statements.ts';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const RESULTS = path.join(HERE, 'RESULTS.md');
+const HAND_WRITTEN_MARKER = '<!-- Everything below this line is written by hand; npm run bench keeps it. -->';
+const ROUNDS = 2;
+
+const settings = {
+  seconds: Number(process.env.BENCH_SECONDS ?? 6),
+  warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 2),
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 10),
+  only: process.env.BENCH_ONLY,
+  profile: process.env.BENCH_PROFILE === '1',
+  poolMax: process.env.DB_POOL_MAX,
+};
+
+const log = (message: string) => process.stdout.write(`${message}\n`);
+
+type Reply = { status: number; body: unknown };
+
+/** A response body with what differs between two equal requests (new ids, timestamps) taken out. */
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are untyped JSON
+function comparable(scenario: Scenario, body: any): unknown {
+  const copy = structuredClone(body);
+  if (scenario.name.startsWith('POST')) {
+    delete copy.id;
+    delete copy.createdAt;
+    for (const item of copy.items ?? []) delete item.id;
+  }
+  if (scenario.name.startsWith('PATCH')) delete copy.updatedAt;
+  return copy;
+}
+
+/**
+ * Runs each scenario once on the in-process app and on an in-process baseline: their answers must be
+ * equal (the baseline does the same work), and the statements of a second request of each are counted.
+ */
+async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[]) {
+  const recorder = new StatementRecorder();
+  const app = createApp({ orm, logger: pino({ level: 'silent' }) });
+  const baseline = new Baseline(databaseUrl, 2);
+  const server = createBaselineServer(baseline).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const baselineUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const send = async (side: Side, request: BenchRequest): Promise<Reply> => {
+    // A copy: the in-process fetch adds content-length to the headers object it is given.
+    const init = { method: request.method, headers: { ...request.headers }, body: request.body };
+    const response =
+      side === 'service'
+        ? await app.fetch(`http://bench${request.path}`, init)
+        : await fetch(`${baselineUrl}${request.path}`, init);
+    return { status: response.status, body: await response.json() };
+  };
+  try {
+    const statements = new Map<string, Record<Side, string[]>>();
+    for (const scenario of list) {
+      const service = await send('service', scenario.request(0));
+      const raw = await send('baseline', scenario.request(0));
+      if (service.status !== scenario.status) {
+        throw new Error(
+          `${scenario.name}: the service answered ${service.status}: ${JSON.stringify(service.body)}`,
+        );
+      }
+      deepStrictEqual(
+        comparable(scenario, raw.body),
+        comparable(scenario, service.body),
+        `${scenario.name}: the baseline must answer what the service answers`,
+      );
+      statements.set(scenario.name, {
+        service: await recorder.during(() => send('service', scenario.request(1))),
+        baseline: await recorder.during(() => send('baseline', scenario.request(1))),
+      });
+    }
+    const page = list.find((scenario) => scenario.name.startsWith('GraphQL invoices'));
+    const pageOf = async (first: number) => {
+      if (!page) return 0;
+      const request = page.request(0);
+      const body = JSON.stringify({ ...JSON.parse(request.body ?? '{}'), variables: { first } });
+      return (await recorder.during(() => send('service', { ...request, body }))).length;
+    };
+    const pageStatements = { one: await pageOf(1), fifty: await pageOf(PAGE_SIZE) };
+    return { statements, pageStatements };
+  } finally {
+    recorder.restore();
+    server.close();
+    await baseline.close();
+  }
+}
+
+type Child = { process: ChildProcess; url: string; output: () => string };
+
+/** Starts a server process and waits until it answers HTTP. */
+async function startChild(args: string[], env: Record<string, string>, probe: string): Promise<Child> {
+  const port = await freePort();
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null)
+      throw new Error(`${args.join(' ')} exited with ${child.exitCode}:\n${output}`);
+    try {
+      await fetch(`${url}${probe}`);
+      return { process: child, url, output: () => output };
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${args.join(' ')} did not answer within 60 s:\n${output}`);
+}
+
+async function stopChild(child: Child | undefined): Promise<void> {
+  if (!child || child.process.exitCode !== null) return;
+  const exited = once(child.process, 'exit');
+  child.process.kill('SIGTERM');
+  const timer = setTimeout(() => child.process.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function machine(postgres: string): string {
+  const cpus = os.cpus();
+  const load = os.loadavg().map((value) => value.toFixed(1));
+  return (
+    `${cpus[0]?.model ?? 'unknown CPU'}, ${cpus.length} cores, load average ${load.join(' ')} at the start; ` +
+    `Node ${process.version}; ${postgres} (embedded, default settings).`
+  );
+}
+
+async function writeResults(markdown: string): Promise<void> {
+  const previous = existsSync(RESULTS) ? await readFile(RESULTS, 'utf8') : '';
+  const index = previous.indexOf(HAND_WRITTEN_MARKER);
+  const handWritten = index >= 0 ? previous.slice(index) : `${HAND_WRITTEN_MARKER}\n`;
+  await writeFile(RESULTS, `${markdown}\n${handWritten}`);
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'billing-bench-'));
+  // Run as root, PostgreSQL runs as its own user and must be able to enter the directory.
+  await chmod(dataDir, 0o755);
+  log('starting the embedded PostgreSQL');
+  const database = await startEmbeddedDatabase(dataDir);
+  let service: Child | undefined;
+  let baseline: Child | undefined;
+  try {
+    const orm = await openOrm(database.url, { poolMax: 4 });
+    await migrate(orm);
+    log(`seeding ${SEED.customers} customers and ${SEED.invoices} invoices`);
+    const data: SeededData = await seed(orm);
+    const list = scenarios(data).filter(
+      (scenario) => !settings.only || scenario.name.includes(settings.only),
+    );
+    if (list.length === 0) throw new Error(`BENCH_ONLY=${settings.only} matches no endpoint`);
+    log('counting SQL statements and comparing the answers of the service and the baseline');
+    const { statements, pageStatements } = await inProcessChecks(orm, database.url, list);
+    const [postgres] = await orm.em
+      .getConnection()
+      .execute<{ version: string }[]>("select current_setting('server_version') as version");
+    await orm.close();
+
+    const serverEnv = {
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+      RATE_LIMIT_REQUESTS: '0',
+      ...(settings.poolMax ? { DB_POOL_MAX: settings.poolMax } : {}),
+    };
+    const profileDir = path.join(HERE, 'profiles');
+    const main = path.join(HERE, '..', 'src', 'main.ts');
+    service = await startChild(
+      settings.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, main] : [main],
+      serverEnv,
+      '/health',
+    );
+    baseline = await startChild([path.join(HERE, 'baseline-server.ts')], serverEnv, '/');
+    const urls: Record<Side, string> = { service: service.url, baseline: baseline.url };
+    const pids: Record<Side, number> = {
+      service: service.process.pid as number,
+      baseline: baseline.process.pid as number,
+    };
+
+    const results: ScenarioResult[] = list.map((scenario) => ({
+      name: scenario.name,
+      rounds: [],
+      statements: statements.get(scenario.name) as Record<Side, string[]>,
+    }));
+    const rss: Record<Side, number[]> = { service: [], baseline: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      // Alternating which goes first cancels a drift of the machine between the two.
+      const order: Side[] = round % 2 === 0 ? ['baseline', 'service'] : ['service', 'baseline'];
+      for (const [index, scenario] of list.entries()) {
+        const measured = {} as Record<Side, Awaited<ReturnType<typeof measure>>>;
+        for (const side of order) {
+          measured[side] = await measure(urls[side], scenario, settings);
+          const m = measured[side];
+          log(
+            `run ${round + 1}  ${scenario.name.padEnd(30)} ${side.padEnd(8)} ${m.requestsPerSecond.toFixed(0).padStart(6)} req/s` +
+              `  p50 ${m.p50} ms  p99 ${m.p99} ms  errors ${m.errors}`,
+          );
+        }
+        results[index]?.rounds.push(measured);
+      }
+      rss.service.push(await residentMemory(pids.service));
+      rss.baseline.push(await residentMemory(pids.baseline));
+    }
+
+    const seedText = `${SEED.customers} customers, ${SEED.invoices} invoices (3 items each; a third drafts, the rest booked, every other booked one partly settled)`;
+    const report: BenchReport = {
+      date: new Date().toISOString().slice(0, 16).replace('T', ' '),
+      machine: machine(`PostgreSQL ${postgres?.version}`),
+      settings:
+        `Load: autocannon, ${settings.connections} connections over loopback, ${settings.warmupSeconds} s warm-up ` +
+        `then ${settings.seconds} s measured per endpoint and server, baseline and service back to back ` +
+        `(which goes first alternates per run), ${ROUNDS} runs. Server: \`node src/main.ts\`, LOG_LEVEL=warn, ` +
+        `rate limit off, DB_POOL_MAX=${settings.poolMax ?? 'default (10)'}; no Idempotency-Key sent. Data: ${seedText}.`,
+      scenarios: results,
+      rss,
+      pageStatements,
+      durationSeconds: (Date.now() - started) / 1000,
+    };
+    const markdown = renderReport(report);
+    log(`\n${markdown}`);
+    if (settings.only) {
+      log('BENCH_ONLY is set: bench/RESULTS.md is left as it was.');
+    } else {
+      await writeResults(markdown);
+      log(`written to ${path.relative(process.cwd(), RESULTS)}`);
+    }
+    const missed = targets(report).filter((target) => !target.met);
+    log(missed.length === 0 ? 'every target is met' : `${missed.length} target(s) not met (see above)`);
+  } finally {
+    await Promise.all([stopChild(service), stopChild(baseline)]);
+    await database.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
