@@ -49,7 +49,9 @@ export class CustomerService {
 
   /** Applies the fields present in `input`; `null` clears a field, an absent one stays. */
   async update(id: string, input: CustomerUpdateInput): Promise<Customer> {
-    const customer = await this.get(id);
+    // The loader's rows are read-only: the change goes through a managed entity.
+    const customer = await this.ctx.em.findOne(CustomerSchema, { id, environmentId: this.ctx.environmentId });
+    if (!customer) throw DomainError.notFound('Customer', id);
     const { billingAddress, ...fields } = input;
     for (const [key, value] of Object.entries(fields)) {
       if (value !== undefined) Object.assign(customer, { [key]: value });
@@ -59,6 +61,7 @@ export class CustomerService {
     }
     customer.updatedAt = new Date();
     await this.flush();
+    this.ctx.loaders.customerById.clear(id).prime(id, customer);
     return customer;
   }
 

@@ -1,0 +1,94 @@
+import type { EntityName } from '@mikro-orm/core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ApiTokenSchema } from '../../src/auth/api-token.entity.ts';
+import { leanFind } from '../../src/db/lean.ts';
+import { CustomerSchema } from '../../src/modules/customer/customer.entity.ts';
+import {
+  InvoiceItemSchema,
+  InvoiceSchema,
+  SettlementSchema,
+} from '../../src/modules/invoice/invoice.entity.ts';
+import { TaxCodeSchema } from '../../src/modules/tax/tax-code.entity.ts';
+import { invoiceFixtures } from '../invoice/fixtures.ts';
+import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
+
+const t = setupTestApp();
+const f = invoiceFixtures(t);
+
+describe('lean reads', () => {
+  let env: TestEnvironment;
+  let invoiceId: string;
+
+  beforeAll(async () => {
+    // given a booked, partly settled invoice with taxed, discounted and fractional lines
+    env = await t.createEnvironment('Lean');
+    await f.createTaxCode(env, 'VAT7.5', '7.5');
+    const customerId = await f.createCustomer(env, {
+      handle: 'lean',
+      paymentTerm: 'net14',
+      billingAddress: { street1: '1 Way', city: 'Ghent' },
+    });
+    const invoice = await f.createInvoice(env, {
+      customerId,
+      currency: 'EUR',
+      memo: 'Lean',
+      items: [
+        { quantity: 1.5, unitAmount: 0.25, title: 'Calls', taxCode: 'VAT7.5' },
+        { quantity: 2, unitAmount: 1999, title: 'Seats', discount: { percentage: 12.5, amount: 3 } },
+      ],
+    });
+    invoiceId = invoice.id;
+    await f.gql(env, 'mutation ($id: UUID!) { invoiceBook(id: $id) { userErrors { message } } }', {
+      id: invoiceId,
+    });
+    await f.gql(
+      env,
+      `mutation ($id: UUID!) { invoiceSettle(id: $id, input: { date: "2026-03-02", amount: 100 }) {
+        userErrors { message } } }`,
+      { id: invoiceId },
+    );
+  });
+
+  async function bothWays<T extends object>(entity: EntityName<T>, where: Record<string, unknown>) {
+    const managed = await t.orm.em.fork().find(entity, where as never, { orderBy: { id: 'asc' } as never });
+    const lean = await leanFind(t.orm.em.fork(), entity, where as never, { orderBy: 'id' as never });
+    return { managed: managed.map((row) => ({ ...row })), lean };
+  }
+
+  it.each([
+    ['invoice', InvoiceSchema, () => ({ id: invoiceId })],
+    ['invoice items', InvoiceItemSchema, () => ({ invoiceId })],
+    ['settlements', SettlementSchema, () => ({ invoiceId })],
+    ['customers', CustomerSchema, () => ({ environmentId: env.id })],
+    ['tax codes', TaxCodeSchema, () => ({ environmentId: env.id })],
+  ] as const)('reads %s with the values em.find gives', async (_name, entity, where) => {
+    // when the same rows are read both ways
+    const { managed, lean } = await bothWays(entity as EntityName<object>, where());
+
+    // then they carry the same properties and values: numbers, exact decimals, dates, JSON
+    expect(lean.length).toBeGreaterThan(0);
+    expect(lean).toEqual(managed);
+  });
+
+  it('reads array columns, matches null and any of a list, limits', async () => {
+    // when the token is looked up as authentication does
+    const hashes = await t.sql<{ secret_hash: string }>('select secret_hash from api_token');
+    const tokens = await leanFind(
+      t.orm.em.fork(),
+      ApiTokenSchema,
+      { secretHash: hashes.map((row) => row.secret_hash), revokedAt: null },
+      { limit: 1 },
+    );
+
+    // then one comes back, its environments as an array of ids
+    expect(tokens).toHaveLength(1);
+    expect(tokens[0]?.environmentIds).toEqual([expect.any(String)]);
+  });
+
+  it('answers an empty list with no rows, and its rows cannot be changed by mistake', async () => {
+    expect(await leanFind(t.orm.em.fork(), InvoiceSchema, { id: [] })).toEqual([]);
+
+    const [invoice] = await leanFind(t.orm.em.fork(), InvoiceSchema, { id: invoiceId });
+    expect(() => Object.assign(invoice as object, { memo: 'changed' })).toThrow(TypeError);
+  });
+});
