@@ -20,7 +20,13 @@ export type BenchReport = {
   durationSeconds: number;
 };
 
-type Summary = { requestsPerSecond: number; p50: number; p99: number; errors: number };
+type Summary = {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  cpuMsPerRequest: number | null;
+};
 
 const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
 
@@ -30,8 +36,13 @@ function summarise(rounds: Measurement[]): Summary {
     p50: mean(rounds.map((round) => round.p50)),
     p99: mean(rounds.map((round) => round.p99)),
     errors: rounds.reduce((sum, round) => sum + round.errors, 0),
+    cpuMsPerRequest: rounds.every((round) => round.cpuMsPerRequest !== null)
+      ? mean(rounds.map((round) => round.cpuMsPerRequest as number))
+      : null,
   };
 }
+
+const cpu = (value: number | null) => (value === null ? 'n/a' : value.toFixed(2));
 
 export const RSS_LIMIT_MIB = 300;
 /** Two rounds of the same load may differ by this much before the memory counts as growing. */
@@ -129,6 +140,8 @@ export function renderReport(report: BenchReport): string {
         'errors',
         'req/s ratio',
         'p99 ratio',
+        'CPU ms/req service',
+        'baseline',
       ],
       summaries.map(({ scenario, service, baseline }) => [
         scenario.name,
@@ -142,8 +155,13 @@ export function renderReport(report: BenchReport): string {
         String(baseline.errors),
         percent(service.requestsPerSecond / baseline.requestsPerSecond),
         `${(service.p99 / baseline.p99).toFixed(2)}x`,
+        cpu(service.cpuMsPerRequest),
+        cpu(baseline.cpuMsPerRequest),
       ]),
     ),
+    '',
+    'CPU ms/req: CPU time (user + system) the server process spent per request during the measurement. ' +
+      'Unlike req/s it hardly depends on what else the machine runs, so it compares runs taken at different times.',
     '',
     '## Targets',
     '',

@@ -230,11 +230,12 @@ async function main(): Promise<void> {
       for (const [index, scenario] of list.entries()) {
         const measured = {} as Record<Side, Awaited<ReturnType<typeof measure>>>;
         for (const side of order) {
-          measured[side] = await measure(urls[side], scenario, settings);
+          measured[side] = await measure(urls[side], pids[side], scenario, settings);
           const m = measured[side];
           log(
             `run ${round + 1}  ${scenario.name.padEnd(30)} ${side.padEnd(8)} ${m.requestsPerSecond.toFixed(0).padStart(6)} req/s` +
-              `  p50 ${m.p50} ms  p99 ${m.p99} ms  errors ${m.errors}`,
+              `  p50 ${m.p50} ms  p99 ${m.p99} ms  errors ${m.errors}` +
+              (m.cpuMsPerRequest === null ? '' : `  CPU ${m.cpuMsPerRequest.toFixed(2)} ms/request`),
           );
         }
         results[index]?.rounds.push(measured);
