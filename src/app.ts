@@ -1,5 +1,6 @@
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { Response } from '@whatwg-node/fetch';
 import { createYoga, shouldRenderGraphiQL, useReadinessCheck } from 'graphql-yoga';
 import { authenticate } from './auth/authenticate.ts';
 import type { RequestContext } from './context.ts';
@@ -59,6 +60,9 @@ export function createApp({
     healthCheckEndpoint: '/health',
     landingPage: false,
     batching: false,
+    // graphqlLimitPlugins reads every body under its 1 MiB limit; Yoga's own 25 MB limit would pass the
+    // body through a second stream for nothing.
+    maxRequestBodySize: false,
     logging: logger,
     maskedErrors: { maskError },
     renderGraphiQL,

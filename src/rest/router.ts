@@ -1,3 +1,4 @@
+import { Response } from '@whatwg-node/fetch';
 import { validate as isUuid } from 'uuid';
 import type { z } from 'zod';
 import type { RequestContext } from '../context.ts';
