@@ -32,15 +32,20 @@ function shapeOf(em: EntityManager, entity: EntityName<object>): Shape {
   return shape;
 }
 
-export type LeanFilter<T> = { [K in keyof T]?: T[K] | readonly T[K][] | null };
+const COMPARISONS = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
+
+type Comparison<V> = { [K in keyof typeof COMPARISONS]?: V };
+
+/** Per property: equal to a value, one of a list, null, or within comparisons ({ $gte: a, $lte: b }). */
+export type LeanFilter<T> = { [K in keyof T]?: T[K] | readonly T[K][] | Comparison<T[K]> | null };
 
 /**
- * Rows of `entity` whose properties equal `where` (a value, one of an array of values, or null), as
- * frozen plain objects with the entity's property names and JavaScript values: what `em.find` gives,
- * without entity instances, identity map or change tracking. A MikroORM find spends several times the
- * CPU of its query building and hydrating entities; read-only hot paths (the per-request loaders, the
- * token check) read through this instead. Anything to be changed is loaded as a managed entity. The
- * statement runs on `em`, so it joins the request's transaction and session like any other query.
+ * Rows of `entity` that match `where` (every condition), as frozen plain objects with the entity's
+ * property names and JavaScript values: what `em.find` gives, without entity instances, identity map
+ * or change tracking. A MikroORM find spends several times the CPU of its query building and hydrating
+ * entities; read-only hot paths (the per-request loaders, lists, the token check) read through this
+ * instead. Anything to be changed is loaded as a managed entity. The statement runs on `em`, so it
+ * joins the request's transaction and session like any other query.
  */
 export async function leanFind<T extends object>(
   em: EntityManager,
@@ -50,18 +55,30 @@ export async function leanFind<T extends object>(
 ): Promise<T[]> {
   const { meta, table, columns, converters } = shapeOf(em, entity as EntityName<object>);
   const platform = em.getPlatform();
-  const column = (name: string) =>
-    platform.quoteIdentifier(meta.properties[name as never]?.fieldNames[0] ?? name);
+  const column = (name: string) => {
+    const field = meta.properties[name as never]?.fieldNames?.[0];
+    if (!field) throw new Error(`${meta.className} has no column for ${name}`);
+    return platform.quoteIdentifier(field);
+  };
   const conditions: string[] = [];
   const params: unknown[] = [];
   for (const [name, value] of Object.entries(where)) {
+    if (value === undefined) continue;
     if (value === null) {
       conditions.push(`${column(name)} is null`);
     } else if (Array.isArray(value)) {
       if (value.length === 0) return [];
       conditions.push(`${column(name)} in (?)`);
       params.push(value);
-    } else if (value !== undefined) {
+    } else if (typeof value === 'object' && !(value instanceof Date)) {
+      for (const [operator, bound] of Object.entries(value)) {
+        const sign = COMPARISONS[operator as keyof typeof COMPARISONS];
+        if (!sign) throw new Error(`leanFind does not know ${operator}`);
+        if (bound === undefined) continue;
+        conditions.push(`${column(name)} ${sign} ?`);
+        params.push(bound);
+      }
+    } else {
       conditions.push(`${column(name)} = ?`);
       params.push(value);
     }

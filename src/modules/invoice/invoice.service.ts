@@ -1,8 +1,8 @@
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
-import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../context.ts';
 import { leanFind } from '../../db/lean.ts';
-import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
+import { type Connection, leanKeysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
 import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
 import { ProductSchema } from '../product/product.entity.ts';
@@ -157,18 +157,19 @@ export class InvoiceService {
   }
 
   list(filter: InvoiceFilter, page: PageArgs): Promise<Connection<Invoice>> {
-    const where: FilterQuery<Invoice> = { environmentId: this.ctx.environmentId };
-    if (filter.customerId) where.customerId = filter.customerId;
-    if (filter.type) where.type = filter.type;
-    if (filter.status) where.status = filter.status;
-    if (filter.settlementStatus) where.settlementStatus = filter.settlementStatus;
-    if (filter.dateFrom || filter.dateTo) {
-      where.date = {
-        ...(filter.dateFrom ? { $gte: filter.dateFrom } : {}),
-        ...(filter.dateTo ? { $lte: filter.dateTo } : {}),
-      };
-    }
-    return keysetPage(this.ctx.em, InvoiceSchema, where, page);
+    return leanKeysetPage(
+      this.ctx.em,
+      InvoiceSchema,
+      {
+        environmentId: this.ctx.environmentId,
+        customerId: filter.customerId ?? undefined,
+        type: filter.type ?? undefined,
+        status: filter.status ?? undefined,
+        settlementStatus: filter.settlementStatus ?? undefined,
+        date: { $gte: filter.dateFrom ?? undefined, $lte: filter.dateTo ?? undefined },
+      },
+      page,
+    );
   }
 
   /** A new draft invoice (DESIGN §6). */
