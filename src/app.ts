@@ -5,6 +5,7 @@ import { createYoga, shouldRenderGraphiQL, useReadinessCheck } from 'graphql-yog
 import { authenticate } from './auth/authenticate.ts';
 import type { RequestContext } from './context.ts';
 import { maskError } from './graphql/errors.ts';
+import { useCompiledQueries } from './graphql/jit.ts';
 import { schema } from './graphql/schema.ts';
 import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
 import { graphqlLimitPlugins } from './limits/graphql-limits.ts';
@@ -88,6 +89,7 @@ export function createApp({
         },
       }),
       ...graphqlLimitPlugins(),
+      useCompiledQueries(),
       useAuditOperation(),
       useIdempotentMutations(),
       {
