@@ -211,8 +211,6 @@ export class InvoiceService {
         settledAmount: 0,
         settlementStatus: settlementStatus(totals.totalInclVat, 0),
       });
-      // Items reference the invoice row, and the unit of work knows nothing of that order.
-      await tx.flush();
       const lines = items.map((item) =>
         tx.create(InvoiceItemSchema, { environmentId, invoiceId: invoice.id, creditedItemId: null, ...item }),
       );
@@ -424,7 +422,6 @@ export class InvoiceService {
         settledAmount: 0,
         settlementStatus: settlementStatus(totals.totalInclVat, 0),
       });
-      await tx.flush();
       for (const line of selected) {
         const copy = Object.fromEntries(ITEM_FIELDS.map((field) => [field, line[field]])) as ItemFields;
         tx.create(InvoiceItemSchema, { environmentId, invoiceId: note.id, creditedItemId: line.id, ...copy });
