@@ -39,21 +39,16 @@ type Comparison<V> = { [K in keyof typeof COMPARISONS]?: V };
 /** Per property: equal to a value, one of a list, null, or within comparisons ({ $gte: a, $lte: b }). */
 export type LeanFilter<T> = { [K in keyof T]?: T[K] | readonly T[K][] | Comparison<T[K]> | null };
 
-/**
- * Rows of `entity` that match `where` (every condition), as frozen plain objects with the entity's
- * property names and JavaScript values: what `em.find` gives, without entity instances, identity map
- * or change tracking. A MikroORM find spends several times the CPU of its query building and hydrating
- * entities; read-only hot paths (the per-request loaders, lists, the token check) read through this
- * instead. Anything to be changed is loaded as a managed entity. The statement runs on `em`, so it
- * joins the request's transaction and session like any other query.
- */
-export async function leanFind<T extends object>(
+type FindOptions<T> = { orderBy?: keyof T & string; limit?: number };
+
+/** The rows of `entity` matching `where`, as the database returns them (column names); null for none. */
+async function selectRows<T extends object>(
   em: EntityManager,
   entity: EntityName<T>,
   where: LeanFilter<T>,
-  options: { orderBy?: keyof T & string; limit?: number } = {},
-): Promise<T[]> {
-  const { meta, table, columns, converters } = shapeOf(em, entity as EntityName<object>);
+  options: FindOptions<T>,
+): Promise<Record<string, unknown>[]> {
+  const { meta, table, columns } = shapeOf(em, entity as EntityName<object>);
   const platform = em.getPlatform();
   const column = (name: string) => {
     const field = meta.properties[name as never]?.fieldNames?.[0];
@@ -87,13 +82,44 @@ export async function leanFind<T extends object>(
   if (conditions.length > 0) sql += ` where ${conditions.join(' and ')}`;
   if (options.orderBy) sql += ` order by ${column(options.orderBy)}`;
   if (options.limit !== undefined) sql += ` limit ${Math.trunc(options.limit)}`;
-  const rows = await em.execute<Record<string, unknown>[]>(sql, params);
+  return em.execute<Record<string, unknown>[]>(sql, params);
+}
+
+/**
+ * Rows of `entity` that match `where` (every condition), as frozen plain objects with the entity's
+ * property names and JavaScript values: what `em.find` gives, without entity instances, identity map
+ * or change tracking. A MikroORM find spends several times the CPU of its query building and hydrating
+ * entities; read-only hot paths (the per-request loaders, lists, the token check) read through this
+ * instead. The statement runs on `em`, so it joins the request's transaction and session like any
+ * other query.
+ */
+export async function leanFind<T extends object>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  where: LeanFilter<T>,
+  options: FindOptions<T> = {},
+): Promise<T[]> {
+  const { meta, converters } = shapeOf(em, entity as EntityName<object>);
   const comparator = em.getComparator();
-  return rows.map((row) => {
+  return (await selectRows(em, entity, where, options)).map((row) => {
     const data = comparator.mapResult(meta, row) as Record<string, unknown>;
     for (const { name, convert } of converters) {
       if (data[name] != null) data[name] = convert(data[name]);
     }
     return Object.freeze(data) as T;
   });
+}
+
+/**
+ * The same statement, its rows merged into `em` as managed entities (`em.map`) for a change to be
+ * flushed: what `em.find` does for a plain filter, without its query building. A row already managed
+ * by `em` is refreshed from the database, so call it before changing anything.
+ */
+export async function findManaged<T extends object>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  where: LeanFilter<T>,
+  options: FindOptions<T> = {},
+): Promise<T[]> {
+  return (await selectRows(em, entity, where, options)).map((row) => em.map(entity, row as never));
 }

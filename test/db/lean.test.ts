@@ -1,7 +1,7 @@
 import type { EntityName } from '@mikro-orm/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiTokenSchema } from '../../src/auth/api-token.entity.ts';
-import { leanFind } from '../../src/db/lean.ts';
+import { findManaged, leanFind } from '../../src/db/lean.ts';
 import { CustomerSchema } from '../../src/modules/customer/customer.entity.ts';
 import {
   InvoiceItemSchema,
@@ -83,6 +83,32 @@ describe('lean reads', () => {
     // then one comes back, its environments as an array of ids
     expect(tokens).toHaveLength(1);
     expect(tokens[0]?.environmentIds).toEqual([expect.any(String)]);
+  });
+
+  it('matches ranges and refuses what it cannot express', async () => {
+    const em = t.orm.em.fork();
+    const on = (from: string, to: string) =>
+      leanFind(em, InvoiceSchema, { environmentId: env.id, date: { $gte: from, $lte: to } });
+
+    expect((await on('2026-03-01', '2026-03-01')).map((invoice) => invoice.id)).toEqual([invoiceId]);
+    expect(await on('2026-03-02', '2026-12-31')).toEqual([]);
+    expect(await leanFind(em, InvoiceSchema, { environmentId: env.id, id: { $gt: invoiceId } })).toEqual([]);
+    await expect(leanFind(em, InvoiceSchema, { memo: { $like: 'L%' } } as never)).rejects.toThrow(/\$like/);
+    await expect(leanFind(em, InvoiceSchema, { nothing: 1 } as never)).rejects.toThrow(/no column/);
+  });
+
+  it('gives managed entities whose changes flush', async () => {
+    // given a customer loaded as a managed entity
+    const em = t.orm.em.fork();
+    const [customer] = await findManaged(em, CustomerSchema, { environmentId: env.id, handle: 'lean' });
+
+    // when it is changed and flushed
+    Object.assign(customer as object, { name: 'Changed through findManaged' });
+    await em.flush();
+
+    // then the database has the change
+    const rows = await t.sql('select name from customer where id = $1', [customer?.id]);
+    expect(rows).toEqual([{ name: 'Changed through findManaged' }]);
   });
 
   it('answers an empty list with no rows, and its rows cannot be changed by mistake', async () => {

@@ -1,5 +1,6 @@
 import type { RequestContext } from '../../context.ts';
 import { flushOrFail } from '../../db/flush.ts';
+import { findManaged } from '../../db/lean.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
 import {
@@ -50,7 +51,10 @@ export class CustomerService {
   /** Applies the fields present in `input`; `null` clears a field, an absent one stays. */
   async update(id: string, input: CustomerUpdateInput): Promise<Customer> {
     // The loader's rows are read-only: the change goes through a managed entity.
-    const customer = await this.ctx.em.findOne(CustomerSchema, { id, environmentId: this.ctx.environmentId });
+    const [customer] = await findManaged(this.ctx.em, CustomerSchema, {
+      id,
+      environmentId: this.ctx.environmentId,
+    });
     if (!customer) throw DomainError.notFound('Customer', id);
     const { billingAddress, ...fields } = input;
     for (const [key, value] of Object.entries(fields)) {
