@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import type { Scenario } from './scenarios.ts';
@@ -16,6 +16,8 @@ export type Measurement = {
   errors: number;
   /** CPU time the server process spent per request (user + system), where the OS tells it. */
   cpuMsPerRequest: number | null;
+  /** CPU time PostgreSQL spent per request (all its processes), where the OS tells it. */
+  postgresCpuMsPerRequest: number | null;
 };
 
 function run(url: string, scenario: Scenario, connections: number, seconds: number) {
@@ -50,40 +52,63 @@ function run(url: string, scenario: Scenario, connections: number, seconds: numb
           requests: result.requests.total,
           errors: result.errors + result.timeouts + (result.requests.total - expected) + graphqlErrors,
           cpuMsPerRequest: null,
+          postgresCpuMsPerRequest: null,
         });
       },
     );
   });
 }
 
-/** Warms the server (process `pid`) up on the scenario, then measures it for `seconds` seconds. */
+/** The processes whose CPU time a measurement records: the server, and PostgreSQL's postmaster. */
+export type Processes = { server: number; postgres: number | null };
+
+/** Warms the server up on the scenario, then measures it for `seconds` seconds. */
 export async function measure(
   url: string,
-  pid: number,
+  processes: Processes,
   scenario: Scenario,
   options: LoadOptions,
 ): Promise<Measurement> {
   if (options.warmupSeconds > 0) await run(url, scenario, options.connections, options.warmupSeconds);
-  const cpuBefore = await cpuMilliseconds(pid);
+  const before = await Promise.all([cpuOf(processes.server), postgresCpu(processes.postgres)]);
   const measured = await run(url, scenario, options.connections, options.seconds);
-  const cpuAfter = await cpuMilliseconds(pid);
-  const cpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
-  return { ...measured, cpuMsPerRequest: cpu === null ? null : cpu / measured.requests };
+  const after = await Promise.all([cpuOf(processes.server), postgresCpu(processes.postgres)]);
+  const perRequest = (index: 0 | 1) => {
+    const [start, end] = [before[index], after[index]];
+    return start === null || end === null ? null : (end - start) / measured.requests;
+  };
+  return { ...measured, cpuMsPerRequest: perRequest(0), postgresCpuMsPerRequest: perRequest(1) };
 }
 
-/** Linux counts a process's CPU time in clock ticks of 10 ms (USER_HZ), in /proc/<pid>/stat. */
+/** Linux counts CPU time in clock ticks of 10 ms (USER_HZ), in /proc/<pid>/stat. */
 const MS_PER_TICK = 10;
 
-/** User + system CPU time of a process so far, or null where /proc is not available. */
-async function cpuMilliseconds(pid: number): Promise<number | null> {
+type Stat = { parent: number; cpuMs: number };
+
+async function statOf(pid: number): Promise<Stat | null> {
   try {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // The fields after the parenthesised command name; utime and stime are the 14th and 15th.
+    // The fields after the parenthesised command name: the parent is the 4th, utime and stime the 14th and 15th.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK;
+    return { parent: Number(fields[1]), cpuMs: (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK };
   } catch {
     return null;
   }
+}
+
+/** User + system CPU time of a process so far, or null where /proc is not available. */
+async function cpuOf(pid: number): Promise<number | null> {
+  return (await statOf(pid))?.cpuMs ?? null;
+}
+
+/** CPU time of the postmaster and its children: the backends serving both servers' connections. */
+async function postgresCpu(postmaster: number | null): Promise<number | null> {
+  if (postmaster === null) return null;
+  const own = await statOf(postmaster);
+  if (!own) return null;
+  const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(Number);
+  const children = await Promise.all(pids.map(statOf));
+  return children.reduce((sum, stat) => sum + (stat?.parent === postmaster ? stat.cpuMs : 0), own.cpuMs);
 }
 
 /** Resident set size of a process, in MiB (`ps` works on Linux and macOS alike). */

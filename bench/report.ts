@@ -26,6 +26,7 @@ type Summary = {
   p99: number;
   errors: number;
   cpuMsPerRequest: number | null;
+  postgresCpuMsPerRequest: number | null;
 };
 
 const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
@@ -36,11 +37,13 @@ function summarise(rounds: Measurement[]): Summary {
     p50: mean(rounds.map((round) => round.p50)),
     p99: mean(rounds.map((round) => round.p99)),
     errors: rounds.reduce((sum, round) => sum + round.errors, 0),
-    cpuMsPerRequest: rounds.every((round) => round.cpuMsPerRequest !== null)
-      ? mean(rounds.map((round) => round.cpuMsPerRequest as number))
-      : null,
+    cpuMsPerRequest: meanOrNull(rounds.map((round) => round.cpuMsPerRequest)),
+    postgresCpuMsPerRequest: meanOrNull(rounds.map((round) => round.postgresCpuMsPerRequest)),
   };
 }
+
+const meanOrNull = (values: (number | null)[]) =>
+  values.every((value) => value !== null) ? mean(values as number[]) : null;
 
 const cpu = (value: number | null) => (value === null ? 'n/a' : value.toFixed(2));
 
@@ -142,6 +145,8 @@ export function renderReport(report: BenchReport): string {
         'p99 ratio',
         'CPU ms/req service',
         'baseline',
+        'PostgreSQL CPU ms/req service',
+        'baseline',
       ],
       summaries.map(({ scenario, service, baseline }) => [
         scenario.name,
@@ -157,11 +162,14 @@ export function renderReport(report: BenchReport): string {
         `${(service.p99 / baseline.p99).toFixed(2)}x`,
         cpu(service.cpuMsPerRequest),
         cpu(baseline.cpuMsPerRequest),
+        cpu(service.postgresCpuMsPerRequest),
+        cpu(baseline.postgresCpuMsPerRequest),
       ]),
     ),
     '',
-    'CPU ms/req: CPU time (user + system) the server process spent per request during the measurement. ' +
-      'Unlike req/s it hardly depends on what else the machine runs, so it compares runs taken at different times.',
+    'CPU ms/req: CPU time (user + system) the server process spent per request during the measurement; ' +
+      'PostgreSQL CPU ms/req: the same for all PostgreSQL processes. Unlike req/s they hardly depend on what ' +
+      'else the machine runs, so they compare runs taken at different times.',
     '',
     '## Targets',
     '',

@@ -165,6 +165,16 @@ function machine(postgres: string): string {
   );
 }
 
+/** The PostgreSQL server's process id, from the pid file it keeps in its data directory. */
+async function postmasterPid(dataDir: string): Promise<number | null> {
+  try {
+    const [pid] = (await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n');
+    return Number(pid) || null;
+  } catch {
+    return null;
+  }
+}
+
 async function writeResults(markdown: string): Promise<void> {
   const previous = existsSync(RESULTS) ? await readFile(RESULTS, 'utf8') : '';
   const index = previous.indexOf(HAND_WRITTEN_MARKER);
@@ -213,6 +223,7 @@ async function main(): Promise<void> {
     );
     baseline = await startChild([path.join(HERE, 'baseline-server.ts')], serverEnv, '/');
     const urls: Record<Side, string> = { service: service.url, baseline: baseline.url };
+    const postmaster = await postmasterPid(dataDir);
     const pids: Record<Side, number> = {
       service: service.process.pid as number,
       baseline: baseline.process.pid as number,
@@ -230,12 +241,20 @@ async function main(): Promise<void> {
       for (const [index, scenario] of list.entries()) {
         const measured = {} as Record<Side, Awaited<ReturnType<typeof measure>>>;
         for (const side of order) {
-          measured[side] = await measure(urls[side], pids[side], scenario, settings);
+          measured[side] = await measure(
+            urls[side],
+            { server: pids[side], postgres: postmaster },
+            scenario,
+            settings,
+          );
           const m = measured[side];
           log(
             `run ${round + 1}  ${scenario.name.padEnd(30)} ${side.padEnd(8)} ${m.requestsPerSecond.toFixed(0).padStart(6)} req/s` +
               `  p50 ${m.p50} ms  p99 ${m.p99} ms  errors ${m.errors}` +
-              (m.cpuMsPerRequest === null ? '' : `  CPU ${m.cpuMsPerRequest.toFixed(2)} ms/request`),
+              (m.cpuMsPerRequest === null ? '' : `  CPU ${m.cpuMsPerRequest.toFixed(2)} ms/request`) +
+              (m.postgresCpuMsPerRequest === null
+                ? ''
+                : ` (PostgreSQL ${m.postgresCpuMsPerRequest.toFixed(2)})`),
           );
         }
         results[index]?.rounds.push(measured);
