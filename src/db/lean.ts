@@ -1,5 +1,7 @@
 import type { EntityMetadata, EntityName } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { CompiledQuery } from 'kysely';
+import { prepared } from './prepared.ts';
 
 type Converter = { name: string; convert: (value: unknown) => unknown };
 type Shape = { meta: EntityMetadata; columns: string; table: string; converters: Converter[] };
@@ -41,13 +43,18 @@ export type LeanFilter<T> = { [K in keyof T]?: T[K] | readonly T[K][] | Comparis
 
 type FindOptions<T> = { orderBy?: keyof T & string; limit?: number };
 
-/** The rows of `entity` matching `where`, as the database returns them (column names); null for none. */
-async function selectRows<T extends object>(
+/**
+ * One statement in the two forms it can be sent: with $n placeholders (a prepared statement) and with
+ * ? placeholders (for em.execute, which writes the values into the text).
+ */
+type Statement = { prepared: string; inline: string; params: unknown[] };
+
+function statement<T extends object>(
   em: EntityManager,
   entity: EntityName<T>,
   where: LeanFilter<T>,
   options: FindOptions<T>,
-): Promise<Record<string, unknown>[]> {
+): Statement | null {
   const { meta, table, columns } = shapeOf(em, entity as EntityName<object>);
   const platform = em.getPlatform();
   const column = (name: string) => {
@@ -55,34 +62,78 @@ async function selectRows<T extends object>(
     if (!field) throw new Error(`${meta.className} has no column for ${name}`);
     return platform.quoteIdentifier(field);
   };
-  const conditions: string[] = [];
+  const prepared: string[] = [];
+  const inline: string[] = [];
   const params: unknown[] = [];
+  const condition = (name: string, sign: string, value: unknown) => {
+    params.push(value);
+    prepared.push(`${column(name)} ${sign} $${params.length}`);
+    inline.push(`${column(name)} ${sign} ?`);
+  };
   for (const [name, value] of Object.entries(where)) {
     if (value === undefined) continue;
     if (value === null) {
-      conditions.push(`${column(name)} is null`);
+      prepared.push(`${column(name)} is null`);
+      inline.push(`${column(name)} is null`);
     } else if (Array.isArray(value)) {
-      if (value.length === 0) return [];
-      conditions.push(`${column(name)} in (?)`);
+      if (value.length === 0) return null;
       params.push(value);
+      prepared.push(`${column(name)} = any($${params.length})`);
+      inline.push(`${column(name)} in (?)`);
     } else if (typeof value === 'object' && !(value instanceof Date)) {
       for (const [operator, bound] of Object.entries(value)) {
         const sign = COMPARISONS[operator as keyof typeof COMPARISONS];
         if (!sign) throw new Error(`leanFind does not know ${operator}`);
-        if (bound === undefined) continue;
-        conditions.push(`${column(name)} ${sign} ?`);
-        params.push(bound);
+        if (bound !== undefined) condition(name, sign, bound);
       }
     } else {
-      conditions.push(`${column(name)} = ?`);
-      params.push(value);
+      condition(name, '=', value);
     }
   }
-  let sql = `select ${columns} from ${table}`;
-  if (conditions.length > 0) sql += ` where ${conditions.join(' and ')}`;
-  if (options.orderBy) sql += ` order by ${column(options.orderBy)}`;
-  if (options.limit !== undefined) sql += ` limit ${Math.trunc(options.limit)}`;
-  return em.execute<Record<string, unknown>[]>(sql, params);
+  const head = `select ${columns} from ${table}`;
+  const order = options.orderBy ? ` order by ${column(options.orderBy)}` : '';
+  const clause = (parts: string[]) => (parts.length > 0 ? ` where ${parts.join(' and ')}` : '');
+  if (options.limit === undefined) {
+    return { prepared: head + clause(prepared) + order, inline: head + clause(inline) + order, params };
+  }
+  params.push(Math.trunc(options.limit));
+  return {
+    prepared: `${head}${clause(prepared)}${order} limit $${params.length}`,
+    inline: `${head}${clause(inline)}${order} limit ?`,
+    params,
+  };
+}
+
+/**
+ * The rows of `entity` matching `where`, as the database returns them (column names). A prepared
+ * statement on the EntityManager's Kysely (its transaction when it has one); em.execute where the
+ * EntityManager must first wrap the statement in a transaction of its own for its session context
+ * (row-level security variables), which only it knows how to do.
+ */
+async function selectRows<T extends object>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  where: LeanFilter<T>,
+  options: FindOptions<T>,
+): Promise<Record<string, unknown>[]> {
+  const query = statement(em, entity, where, options);
+  if (!query) return [];
+  if (em.getSessionContext() && !em.isInTransaction()) {
+    return em.execute<Record<string, unknown>[]>(query.inline, query.params);
+  }
+  const started = performance.now();
+  const { rows } = await em
+    .getKysely()
+    .executeQuery<Record<string, unknown>>(CompiledQuery.raw(prepared(query.prepared), query.params));
+  em.config.getLogger().logQuery({
+    ...em.getLoggerContext(),
+    query: query.prepared,
+    params: query.params,
+    took: Math.round(performance.now() - started),
+    results: rows.length,
+    level: 'info',
+  });
+  return rows;
 }
 
 /**

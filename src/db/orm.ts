@@ -3,6 +3,7 @@ import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { migrations } from '../../migrations/index.ts';
 import { AuditSubscriber } from '../modules/audit/audit.subscriber.ts';
 import { entities } from './entities.ts';
+import { PreparingClient } from './prepared.ts';
 
 export type Orm = MikroORM;
 
@@ -14,6 +15,7 @@ export function ormOptions(clientUrl: string, options: { poolMax?: number } = {}
     extensions: [Migrator],
     discovery: { checkDuplicateTableNames: true },
     pool: { min: 0, max: options.poolMax ?? 10 },
+    driverOptions: { Client: PreparingClient },
     dataloader: true,
     forceUtcTimezone: true,
     allowGlobalContext: false,

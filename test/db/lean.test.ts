@@ -1,4 +1,5 @@
 import type { EntityName } from '@mikro-orm/core';
+import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiTokenSchema } from '../../src/auth/api-token.entity.ts';
 import { findManaged, leanFind } from '../../src/db/lean.ts';
@@ -109,6 +110,43 @@ describe('lean reads', () => {
     // then the database has the change
     const rows = await t.sql('select name from customer where id = $1', [customer?.id]);
     expect(rows).toEqual([{ name: 'Changed through findManaged' }]);
+  });
+
+  it('sends its statement prepared, on the transaction when there is one', async () => {
+    // when invoices are read twice inside a transaction
+    const statements = await t.orm.em.fork().transactional(async (tx) => {
+      await leanFind(tx, InvoiceSchema, { id: [invoiceId] });
+      await leanFind(tx, InvoiceSchema, { id: [invoiceId] });
+      return tx.execute<{ statement: string }[]>('select statement from pg_prepared_statements');
+    });
+
+    // then the connection holds the statement, prepared once
+    const invoiceReads = statements.filter((row) =>
+      row.statement.includes('from "invoice" where "id" = any'),
+    );
+    expect(invoiceReads).toHaveLength(1);
+  });
+
+  it('lets the EntityManager apply its session context (row-level security variables)', async () => {
+    // given an EntityManager with a session context, outside any transaction
+    const em = t.orm.em.fork();
+    em.setSessionContext({ variables: { 'app.lean_test': 'on' } });
+
+    // when it reads
+    const sent: string[] = [];
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const [config] = args;
+      sent.push(typeof config === 'string' ? config : String((config as { text?: string }).text));
+      return Reflect.apply(query, this, args);
+    } as typeof query;
+    const [invoice] = await leanFind(em, InvoiceSchema, { id: invoiceId }).finally(() => {
+      pg.Client.prototype.query = query;
+    });
+
+    // then the EntityManager set the variables in a transaction around the read, which found the row
+    expect(sent.some((text) => text.includes('set_config') && text.includes('app.lean_test'))).toBe(true);
+    expect(invoice?.id).toBe(invoiceId);
   });
 
   it('answers an empty list with no rows, and its rows cannot be changed by mistake', async () => {
