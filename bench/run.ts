@@ -21,6 +21,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { pino } from 'pino';
 import { createApp } from '../src/app.ts';
 import { freePort, startEmbeddedDatabase } from '../src/db/embedded.ts';
@@ -165,6 +166,21 @@ function machine(postgres: string): string {
   );
 }
 
+/**
+ * Lets the database catch up before a measurement: the writes of the previous one leave autovacuum,
+ * analyze and checkpoint work that would otherwise land in whichever measurement comes next.
+ */
+async function settle(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('vacuum (analyze)');
+    await client.query('checkpoint');
+  } finally {
+    await client.end();
+  }
+}
+
 /** The PostgreSQL server's process id, from the pid file it keeps in its data directory. */
 async function postmasterPid(dataDir: string): Promise<number | null> {
   try {
@@ -241,6 +257,7 @@ async function main(): Promise<void> {
       for (const [index, scenario] of list.entries()) {
         const measured = {} as Record<Side, Awaited<ReturnType<typeof measure>>>;
         for (const side of order) {
+          await settle(database.url);
           measured[side] = await measure(
             urls[side],
             { server: pids[side], postgres: postmaster },
