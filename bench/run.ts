@@ -10,7 +10,7 @@
  * Settings (environment): BENCH_SECONDS (6), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (10),
  * BENCH_ONLY (a substring of the endpoint names: measure only those; RESULTS.md is left alone),
  * BENCH_PROFILE=1 (the server writes a CPU profile, `node --cpu-prof`, to bench/profiles/),
- * DB_POOL_MAX (passed to both servers).
+ * DB_POOL_MAX and BENCH_SERVER_NODE_OPTIONS (NODE_OPTIONS, e.g. V8 heap flags) for both servers.
  */
 import { deepStrictEqual } from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -45,6 +45,7 @@ const settings = {
   only: process.env.BENCH_ONLY,
   profile: process.env.BENCH_PROFILE === '1',
   poolMax: process.env.DB_POOL_MAX,
+  nodeOptions: process.env.BENCH_SERVER_NODE_OPTIONS,
 };
 
 const log = (message: string) => process.stdout.write(`${message}\n`);
@@ -229,6 +230,7 @@ async function main(): Promise<void> {
       NODE_ENV: 'production',
       RATE_LIMIT_REQUESTS: '0',
       ...(settings.poolMax ? { DB_POOL_MAX: settings.poolMax } : {}),
+      ...(settings.nodeOptions ? { NODE_OPTIONS: settings.nodeOptions } : {}),
     };
     const profileDir = path.join(HERE, 'profiles');
     const main = path.join(HERE, '..', 'src', 'main.ts');
@@ -287,8 +289,11 @@ async function main(): Promise<void> {
       settings:
         `Load: autocannon, ${settings.connections} connections over loopback, ${settings.warmupSeconds} s warm-up ` +
         `then ${settings.seconds} s measured per endpoint and server, baseline and service back to back ` +
-        `(which goes first alternates per run), ${ROUNDS} runs. Server: \`node src/main.ts\`, LOG_LEVEL=warn, ` +
-        `rate limit off, DB_POOL_MAX=${settings.poolMax ?? 'default (10)'}; no Idempotency-Key sent. Data: ${seedText}.`,
+        `(which goes first alternates per run), ${ROUNDS} runs; the database is vacuumed, analyzed and ` +
+        `checkpointed before each measurement. Server: \`node src/main.ts\`, LOG_LEVEL=warn, ` +
+        `rate limit off, DB_POOL_MAX=${settings.poolMax ?? 'default (10)'}` +
+        (settings.nodeOptions ? `, NODE_OPTIONS=\`${settings.nodeOptions}\`` : ', default V8 heap settings') +
+        `; no Idempotency-Key sent. Data: ${seedText}.`,
       scenarios: results,
       rss,
       pageStatements,
