@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { EntityName } from '@mikro-orm/core';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -112,19 +113,21 @@ describe('lean reads', () => {
     expect(rows).toEqual([{ name: 'Changed through findManaged' }]);
   });
 
-  it('sends its statement prepared, on the transaction when there is one', async () => {
-    // when invoices are read twice inside a transaction
+  it('sends its statements prepared, on the transaction when there is one', async () => {
+    // when invoices are read by one id and by a list of ids, twice each, inside a transaction
+    const missing = randomUUID();
     const statements = await t.orm.em.fork().transactional(async (tx) => {
-      await leanFind(tx, InvoiceSchema, { id: [invoiceId] });
-      await leanFind(tx, InvoiceSchema, { id: [invoiceId] });
+      for (let i = 0; i < 2; i++) {
+        expect(await leanFind(tx, InvoiceSchema, { id: [invoiceId] })).toHaveLength(1);
+        expect(await leanFind(tx, InvoiceSchema, { id: [invoiceId, missing] })).toHaveLength(1);
+      }
       return tx.execute<{ statement: string }[]>('select statement from pg_prepared_statements');
     });
 
-    // then the connection holds the statement, prepared once
-    const invoiceReads = statements.filter((row) =>
-      row.statement.includes('from "invoice" where "id" = any'),
-    );
-    expect(invoiceReads).toHaveLength(1);
+    // then the connection holds each statement, prepared once: equality for one id, = any for a list
+    const texts = statements.map((row) => row.statement);
+    expect(texts.filter((text) => /from "invoice" where "id" = \$1$/.test(text))).toHaveLength(1);
+    expect(texts.filter((text) => /from "invoice" where "id" = any\(\$1\)$/.test(text))).toHaveLength(1);
   });
 
   it('lets the EntityManager apply its session context (row-level security variables)', async () => {
