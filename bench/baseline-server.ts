@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { v7 as newId } from 'uuid';
 import {
@@ -562,7 +563,8 @@ export function createBaselineServer(baseline: Baseline): Server {
   });
 }
 
-if (import.meta.main) {
+// Run as a script (import.meta.main would do, but only from Node 22.18/24.2 on).
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) throw new Error('DATABASE_URL is required');
   const baseline = new Baseline(databaseUrl, Number(process.env.DB_POOL_MAX ?? 10));
