@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { v7 as newId } from 'uuid';
 import {
@@ -44,6 +45,9 @@ const SQL = {
     where environment_id = $1 and invoice_id = any($2::uuid[]) order by id`,
   settlements: `select id, invoice_id, date, amount, reference, note from settlement
     where environment_id = $1 and invoice_id = any($2::uuid[]) order by id`,
+  itemsOfOne: `select ${ITEM_COLUMNS} from invoice_item where environment_id = $1 and invoice_id = $2 order by id`,
+  settlementsOfOne: `select id, invoice_id, date, amount, reference, note from settlement
+    where environment_id = $1 and invoice_id = $2 order by id`,
   insertInvoice: `insert into invoice (id, environment_id, type, status, handle, customer_id, customer_snapshot,
       credited_invoice_id, currency, date, due_date, memo, total_excl_vat, total_vat, total_incl_vat,
       settled_amount, settlement_status, created_at)
@@ -318,10 +322,19 @@ export class Baseline {
     const live = [
       ...new Set(invoices.flatMap((invoice) => (invoice.customer_snapshot ? [] : [invoice.customer_id]))),
     ];
+    // One invoice's parts by plain equality, a page's by = any: what a careful hand-written query does.
     const [customers, items, settlements] = await Promise.all([
-      live.length > 0 ? this.query('customers', [environmentId, live]) : [],
-      this.query('items', [environmentId, ids]),
-      this.query('settlements', [environmentId, ids]),
+      live.length === 0
+        ? []
+        : live.length === 1
+          ? this.query('customer', [environmentId, live[0]])
+          : this.query('customers', [environmentId, live]),
+      ids.length === 1
+        ? this.query('itemsOfOne', [environmentId, ids[0]])
+        : this.query('items', [environmentId, ids]),
+      ids.length === 1
+        ? this.query('settlementsOfOne', [environmentId, ids[0]])
+        : this.query('settlements', [environmentId, ids]),
     ]);
     const customerById = new Map(customers.map((customer) => [customer.id, customer]));
     const group = (rows: Row[]) => {
@@ -550,7 +563,8 @@ export function createBaselineServer(baseline: Baseline): Server {
   });
 }
 
-if (import.meta.main) {
+// Run as a script (import.meta.main would do, but only from Node 22.18/24.2 on).
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) throw new Error('DATABASE_URL is required');
   const baseline = new Baseline(databaseUrl, Number(process.env.DB_POOL_MAX ?? 10));

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { leanFind } from '../db/lean.ts';
 import { type ApiToken, ApiTokenSchema } from './api-token.entity.ts';
 import { type Environment, EnvironmentSchema } from './environment.entity.ts';
 
@@ -59,9 +60,14 @@ export class AccessService {
     return true;
   }
 
-  /** Checks a presented secret against the environment it asks for. */
+  /** Checks a presented secret against the environment it asks for (every request: a lean read). */
   async authorize(secret: string, environmentId: string): Promise<AccessDecision> {
-    const token = await this.em.findOne(ApiTokenSchema, { secretHash: hashSecret(secret), revokedAt: null });
+    const [token] = await leanFind(
+      this.em,
+      ApiTokenSchema,
+      { secretHash: hashSecret(secret), revokedAt: null },
+      { limit: 1 },
+    );
     if (!token) return { ok: false, reason: 'unauthenticated' };
     if (!token.environmentIds.includes(environmentId)) return { ok: false, reason: 'forbidden' };
     // One write per request would serialise on the token row; a minute of precision is plenty.

@@ -2,6 +2,7 @@ import type { EntityName, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { validate as isUuid } from 'uuid';
 import { DomainError } from '../errors.ts';
+import { type LeanFilter, leanFind } from './lean.ts';
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -36,13 +37,38 @@ export async function keysetPage<T extends { id: string }>(
   where: FilterQuery<T>,
   args: PageArgs,
 ): Promise<Connection<T>> {
+  const { first, afterId } = pageBounds(args);
+  const filter = (afterId ? { $and: [where, { id: { $gt: afterId } }] } : where) as FilterQuery<T>;
+  const rows = await em.find(entity, filter, { orderBy: { id: 'asc' } as never, limit: first + 1 });
+  return connection(rows, first, afterId);
+}
+
+/** `keysetPage` for lists that are only read: plain frozen rows (see leanFind), a fraction of the CPU. */
+export async function leanKeysetPage<T extends { id: string }>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  where: LeanFilter<T>,
+  args: PageArgs,
+): Promise<Connection<T>> {
+  const { first, afterId } = pageBounds(args);
+  const filter = afterId ? { ...where, id: { $gt: afterId } } : where;
+  const rows = await leanFind(em, entity, filter as LeanFilter<T>, { orderBy: 'id', limit: first + 1 });
+  return connection(rows, first, afterId);
+}
+
+function pageBounds(args: PageArgs): { first: number; afterId: string | undefined } {
   const first = args.first ?? DEFAULT_PAGE_SIZE;
   if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) {
     throw DomainError.onField('INVALID_INPUT', ['first'], `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
   }
-  const afterId = args.after ? decodeCursor(args.after) : undefined;
-  const filter = (afterId ? { $and: [where, { id: { $gt: afterId } }] } : where) as FilterQuery<T>;
-  const rows = await em.find(entity, filter, { orderBy: { id: 'asc' } as never, limit: first + 1 });
+  return { first, afterId: args.after ? decodeCursor(args.after) : undefined };
+}
+
+function connection<T extends { id: string }>(
+  rows: T[],
+  first: number,
+  afterId: string | undefined,
+): Connection<T> {
   const page = rows.slice(0, first);
   const edges = page.map((node) => ({ cursor: encodeCursor(node.id), node }));
   return {

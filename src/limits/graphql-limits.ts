@@ -21,7 +21,7 @@ export const GRAPHQL_LIMITS = {
  */
 function useBodyLimit(): Plugin {
   return {
-    onRequestParse({ request, requestParser, setRequestParser }) {
+    onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       if (request.method !== 'POST' || !requestParser) return;
       setRequestParser(async (original) => {
         let body: Uint8Array<ArrayBuffer>;
@@ -31,7 +31,10 @@ function useBodyLimit(): Plugin {
           if (!(error instanceof BodyError)) throw error;
           throw createGraphQLError(error.message, { extensions: { http: { status: error.status } } });
         }
-        return requestParser(new Request(original.url, { method: 'POST', headers: original.headers, body }));
+        // Yoga's own Request class: its parser reads that body at once, a global Request's through a stream.
+        return requestParser(
+          new fetchAPI.Request(original.url, { method: 'POST', headers: original.headers, body }),
+        );
       });
     },
   };

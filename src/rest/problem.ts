@@ -1,3 +1,4 @@
+import { Response } from '@whatwg-node/fetch';
 import { DomainError, type DomainErrorCode, toJsonPointer } from '../errors.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -22,6 +23,10 @@ const STATUS_BY_CODE: Record<DomainErrorCode, { status: number; title: string }>
   IDEMPOTENCY_IN_FLIGHT: { status: 409, title: 'Request in flight' },
 };
 
+/**
+ * REST responses (these and the router's) are @whatwg-node/fetch Responses: Yoga's Node adapter writes
+ * their body out in one piece, where a global Response would be pumped through a stream.
+ */
 export function problemResponse(problem: Problem, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ type: 'about:blank', ...problem }), {
     status: problem.status,

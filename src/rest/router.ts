@@ -1,3 +1,4 @@
+import { Response } from '@whatwg-node/fetch';
 import Negotiator from 'negotiator';
 import { validate as isUuid } from 'uuid';
 import type { z } from 'zod';

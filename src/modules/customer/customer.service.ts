@@ -1,5 +1,6 @@
 import type { RequestContext } from '../../context.ts';
 import { flushOrFail } from '../../db/flush.ts';
+import { findManaged } from '../../db/lean.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
 import {
@@ -49,7 +50,12 @@ export class CustomerService {
 
   /** Applies the fields present in `input`; `null` clears a field, an absent one stays. */
   async update(id: string, input: CustomerUpdateInput): Promise<Customer> {
-    const customer = await this.get(id);
+    // The loader's rows are read-only: the change goes through a managed entity.
+    const [customer] = await findManaged(this.ctx.em, CustomerSchema, {
+      id,
+      environmentId: this.ctx.environmentId,
+    });
+    if (!customer) throw DomainError.notFound('Customer', id);
     const { billingAddress, ...fields } = input;
     for (const [key, value] of Object.entries(fields)) {
       if (value !== undefined) Object.assign(customer, { [key]: value });
@@ -59,6 +65,7 @@ export class CustomerService {
     }
     customer.updatedAt = new Date();
     await this.flush();
+    this.ctx.loaders.customerById.clear(id).prime(id, customer);
     return customer;
   }
 

@@ -64,7 +64,11 @@ export const InvoiceItemSchema = defineEntity({
       .primary()
       .onCreate(() => newId()),
     environmentId: p.uuid(),
-    invoiceId: p.uuid(),
+    /**
+     * The invoice's id, declared as the reference it is so that the unit of work inserts an invoice
+     * before its lines: a new invoice and its items are written in one flush.
+     */
+    invoiceId: () => p.manyToOne(InvoiceSchema).mapToPk().fieldName('invoice_id'),
     /** For a credit note line: the invoice line it credits (each line is credited at most once). */
     creditedItemId: p.uuid().nullable(),
     quantity: p.decimal('string').precision(21).scale(6),

@@ -1,8 +1,9 @@
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
-import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { EnvironmentSchema } from '../../auth/environment.entity.ts';
 import type { ServiceContext } from '../../context.ts';
-import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
+import { leanFind } from '../../db/lean.ts';
+import { type Connection, leanKeysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
 import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
 import { ProductSchema } from '../product/product.entity.ts';
@@ -155,7 +156,13 @@ export class InvoiceService {
   }
 
   async read(id: string): Promise<InvoiceDocument> {
-    return this.document(await this.get(id));
+    // The id is all the lines and settlements need: they load alongside the invoice, not after it.
+    const [invoice, items, settlements] = await Promise.all([
+      this.get(id),
+      this.ctx.loaders.itemsByInvoiceId.load(id),
+      this.ctx.loaders.settlementsByInvoiceId.load(id),
+    ]);
+    return { invoice, customer: await this.customerOf(invoice), items, settlements };
   }
 
   /** The invoice with what its PDF names besides: the seller, and the invoice a credit note credits. */
@@ -174,18 +181,19 @@ export class InvoiceService {
   }
 
   list(filter: InvoiceFilter, page: PageArgs): Promise<Connection<Invoice>> {
-    const where: FilterQuery<Invoice> = { environmentId: this.ctx.environmentId };
-    if (filter.customerId) where.customerId = filter.customerId;
-    if (filter.type) where.type = filter.type;
-    if (filter.status) where.status = filter.status;
-    if (filter.settlementStatus) where.settlementStatus = filter.settlementStatus;
-    if (filter.dateFrom || filter.dateTo) {
-      where.date = {
-        ...(filter.dateFrom ? { $gte: filter.dateFrom } : {}),
-        ...(filter.dateTo ? { $lte: filter.dateTo } : {}),
-      };
-    }
-    return keysetPage(this.ctx.em, InvoiceSchema, where, page);
+    return leanKeysetPage(
+      this.ctx.em,
+      InvoiceSchema,
+      {
+        environmentId: this.ctx.environmentId,
+        customerId: filter.customerId ?? undefined,
+        type: filter.type ?? undefined,
+        status: filter.status ?? undefined,
+        settlementStatus: filter.settlementStatus ?? undefined,
+        date: { $gte: filter.dateFrom ?? undefined, $lte: filter.dateTo ?? undefined },
+      },
+      page,
+    );
   }
 
   /** A new draft invoice (DESIGN §6). */
@@ -210,7 +218,7 @@ export class InvoiceService {
     const dueDate = input.dueDate ?? dueDateFromTerm(input.date, customer.paymentTerm);
     const items = await this.resolveItems(em, input.items ?? [], (index) => ['items', index]);
     const totals = totalsOf(items, ['items']);
-    return this.transaction(async (tx) => {
+    const created = await this.transaction(async (tx) => {
       const invoice = tx.create(InvoiceSchema, {
         environmentId,
         type: 'invoice',
@@ -227,13 +235,16 @@ export class InvoiceService {
         settledAmount: 0,
         settlementStatus: settlementStatus(totals.totalInclVat, 0),
       });
-      // Items reference the invoice row, and the unit of work knows nothing of that order.
-      await tx.flush();
-      for (const item of items) {
-        tx.create(InvoiceItemSchema, { environmentId, invoiceId: invoice.id, creditedItemId: null, ...item });
-      }
-      return invoice;
+      const lines = items.map((item) =>
+        tx.create(InvoiceItemSchema, { environmentId, invoiceId: invoice.id, creditedItemId: null, ...item }),
+      );
+      return { invoice, lines };
     });
+    // What the transaction wrote is what a read would find: the document needs no further queries.
+    const byId = (a: InvoiceItem, b: InvoiceItem) => (a.id < b.id ? -1 : 1);
+    this.ctx.loaders.itemsByInvoiceId.prime(created.invoice.id, created.lines.sort(byId));
+    this.ctx.loaders.settlementsByInvoiceId.prime(created.invoice.id, []);
+    return created.invoice;
   }
 
   /** Changes the date, due date, memo or currency of a draft. */
@@ -435,7 +446,6 @@ export class InvoiceService {
         settledAmount: 0,
         settlementStatus: settlementStatus(totals.totalInclVat, 0),
       });
-      await tx.flush();
       for (const line of selected) {
         const copy = Object.fromEntries(ITEM_FIELDS.map((field) => [field, line[field]])) as ItemFields;
         tx.create(InvoiceItemSchema, { environmentId, invoiceId: note.id, creditedItemId: line.id, ...copy });
@@ -532,7 +542,7 @@ export class InvoiceService {
     const { environmentId } = this.ctx;
     const skus = [...new Set(inputs.flatMap((input) => (input.sku ? [input.sku] : [])))];
     const products =
-      skus.length > 0 ? await em.find(ProductSchema, { environmentId, handle: { $in: skus } }) : [];
+      skus.length > 0 ? await leanFind(em, ProductSchema, { environmentId, handle: skus }) : [];
     const productBySku = new Map(products.map((product) => [product.handle, product]));
     const drafts = inputs.map((input) => {
       const product = input.sku ? productBySku.get(input.sku) : undefined;
@@ -545,7 +555,7 @@ export class InvoiceService {
     });
     const codes = [...new Set(drafts.flatMap((draft) => (draft.taxCode ? [draft.taxCode] : [])))];
     const taxCodes =
-      codes.length > 0 ? await em.find(TaxCodeSchema, { environmentId, code: { $in: codes } }) : [];
+      codes.length > 0 ? await leanFind(em, TaxCodeSchema, { environmentId, code: codes }) : [];
     const rateByCode = new Map(taxCodes.map((taxCode) => [taxCode.code, taxCode.rate]));
 
     const invalid: FieldIssue[] = [];

@@ -1,0 +1,29 @@
+import pg from 'pg';
+
+/** Statement texts to send as named prepared statements, and their names. */
+const names = new Map<string, string>();
+
+/**
+ * Marks `text` (with $1, $2… placeholders) as a prepared statement: each connection of the pool
+ * parses and plans it once, then only binds and executes it. PostgreSQL then spends about half the
+ * CPU on a short read. For texts built from a bounded set of shapes only (never from values), since
+ * every connection keeps each one for its lifetime.
+ */
+export function prepared(text: string): string {
+  if (!names.has(text)) names.set(text, `prepared_${names.size + 1}`);
+  return text;
+}
+
+/**
+ * The pool's client class (MikroORM `driverOptions.Client`): a text marked with `prepared` goes out
+ * as a named statement, everything else exactly as it comes.
+ */
+export class PreparingClient extends pg.Client {}
+
+PreparingClient.prototype.query = function query(this: pg.Client, config: unknown, ...rest: unknown[]) {
+  const send = pg.Client.prototype.query;
+  const name = typeof config === 'string' ? names.get(config) : undefined;
+  const [values, callback] = rest;
+  if (name === undefined || !Array.isArray(values)) return Reflect.apply(send, this, [config, ...rest]);
+  return Reflect.apply(send, this, [{ name, text: config, values }, callback]);
+} as typeof pg.Client.prototype.query;
