@@ -10,8 +10,8 @@ const rollbackOnly = new WeakSet<EntityManager>();
 
 /**
  * Runs `work` in one transaction that sees and writes only the rows of `environmentId`: the transaction
- * starts with `set_config('app.environment_id', <id>, true)` and `set local role billing_app`, both of
- * which end with it, so a pooled connection never carries an environment over to the next user. It
+ * starts with `set_config('app.environment_id', <id>, true)` and `set local role billing_app` (in one
+ * statement), both of which end with it, so a pooled connection never carries an environment over to the next user. It
  * commits when `work` returns (unless `markRollbackOnly` was called) and rolls back when it throws.
  *
  * Every request's database work runs in such a transaction (the REST router and a GraphQL plugin open
@@ -24,8 +24,9 @@ export async function inEnvironment<T>(
   work: (em: EntityManager) => Promise<T>,
 ): Promise<T> {
   const tx = em.fork({ clear: true });
-  // The role too, so the transaction is confined even on an ORM that connects as the owner.
-  tx.setSessionContext({ variables: { [ENVIRONMENT_SETTING]: environmentId }, role: APP_ROLE });
+  // The role too, so the transaction is confined even on an ORM that connects as the owner. As a
+  // variable (set_config('role', …, true) is `set local role`), both go out in one statement.
+  tx.setSessionContext({ variables: { [ENVIRONMENT_SETTING]: environmentId, role: APP_ROLE } });
   await tx.begin();
   try {
     // Code that reaches for the global EntityManager inside `work` gets this transaction's.

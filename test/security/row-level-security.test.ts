@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { APP_ROLE } from '../../src/db/orm.ts';
-import { ENVIRONMENT_SETTING } from '../../src/db/tenant-transaction.ts';
+import { ENVIRONMENT_SETTING, inEnvironment } from '../../src/db/tenant-transaction.ts';
 import { setupTestApp } from '../support/harness.ts';
 import { type MarkedEnvironment, tenantFixtures, tenantTables } from './fixtures.ts';
 
@@ -84,6 +84,24 @@ describe('the application role', () => {
 });
 
 describe('row-level security', () => {
+  it('confines an environment’s transaction to the application role even on the owner’s connections', async () => {
+    // when the owner's ORM (a superuser here) runs work in A's environment
+    const inside = await inEnvironment(t.adminOrm.em, a.id, async (em) => {
+      const [row] = await em.execute<{ role: string; foreign: string; own: string }[]>(
+        `select current_user as role,
+           (select count(*) from customer where environment_id <> ?) as foreign,
+           (select count(*) from customer where environment_id = ?) as own`,
+        [a.id, a.id],
+      );
+      return row;
+    });
+
+    // then it acted as the application role and saw A's rows only; the owner is itself again afterwards
+    expect(inside).toEqual({ role: APP_ROLE, foreign: '0', own: expect.not.stringMatching(/^0$/) });
+    const [after] = await t.adminOrm.em.fork().execute<{ role: string }[]>('select current_user as role');
+    expect(after?.role).not.toBe(APP_ROLE);
+  });
+
   it('shows a query with no environment set no rows of any tenant table, though every one has rows', async () => {
     // given rows in every tenant table (counted as the owner, a superuser here)
     const tables = await tenantTables(t);
