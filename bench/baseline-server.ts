@@ -2,8 +2,9 @@
  * The raw baseline of the benchmark: the SQL work of the measured endpoints on `node:http` and `pg`
  * with prepared statements, and nothing else (no framework, no ORM, no validation library, no
  * GraphQL execution). It reads and writes the same tables in the same transactions as the service,
- * audit events included, and answers the same JSON, so the service's figures divided by these show
- * what the stack costs. Only the requests the benchmark sends are served; it is not an API.
+ * audit events included, under the same row-level security (connections act as the application role,
+ * each request's work is one transaction that first sets its environment), and answers the same
+ * JSON, so the service's figures divided by these show what the stack costs. Only the requests the benchmark sends are served; it is not an API.
  *
  *   DATABASE_URL=... PORT=... node bench/baseline-server.ts
  */
@@ -12,6 +13,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { v7 as newId } from 'uuid';
+import { APP_ROLE } from '../src/db/orm.ts';
+import { ENVIRONMENT_SETTING } from '../src/db/tenant-transaction.ts';
 import {
   computeLine,
   invoiceTotals,
@@ -73,6 +76,11 @@ const SQL = {
 
 type Statement = keyof typeof SQL;
 
+const SET_ENVIRONMENT = `select set_config('${ENVIRONMENT_SETTING}', $1, true)`;
+
+/** Runs a named statement on the request's transaction. */
+type Db = (statement: Statement, values: unknown[]) => Promise<Row[]>;
+
 /** Dates stay `YYYY-MM-DD` and int8 amounts become numbers, as the service maps them. */
 const types = new pg.TypeOverrides();
 types.setTypeParser(pg.types.builtins.DATE, (value) => value);
@@ -109,7 +117,15 @@ export class Baseline {
   private readonly pool: pg.Pool;
 
   constructor(databaseUrl: string, poolMax = 10) {
-    this.pool = new pg.Pool({ connectionString: databaseUrl, max: poolMax, types });
+    this.pool = new pg.Pool({
+      connectionString: databaseUrl,
+      max: poolMax,
+      types,
+      // As the service's connections: the application role, held to row-level security.
+      onConnect: async (client: pg.ClientBase) => {
+        await client.query(`set role ${pg.escapeIdentifier(APP_ROLE)}`);
+      },
+    });
   }
 
   close(): Promise<void> {
@@ -132,12 +148,15 @@ export class Baseline {
     return { tokenId: token.id, environmentId };
   }
 
-  private async transaction(work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+  /** One transaction in the environment, as the service's: begin, set_config, the work, commit. */
+  private async inEnvironment<T>(environmentId: string, work: (db: Db) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
       await client.query('begin');
-      await work(client);
+      await client.query({ name: 'environment', text: SET_ENVIRONMENT, values: [environmentId] });
+      const result = await work((statement, values) => this.query(statement, values, client));
       await client.query('commit');
+      return result;
     } catch (error) {
       await client.query('rollback').catch(() => {});
       throw error;
@@ -150,24 +169,31 @@ export class Baseline {
     const url = new URL(request.url ?? '/', 'http://baseline');
     const auth = await this.authorize(request);
     const [, collection, id] = url.pathname.split('/');
+    const inEnvironment = (work: (db: Db) => Promise<Reply>) => this.inEnvironment(auth.environmentId, work);
     if (request.method === 'POST' && url.pathname === '/invoices') {
-      return this.createInvoice(auth, JSON.parse(text));
+      const body = JSON.parse(text);
+      return inEnvironment((db) => this.createInvoice(db, auth, body));
     }
-    if (request.method === 'GET' && collection === 'invoices' && id) return this.readInvoice(auth, id);
+    if (request.method === 'GET' && collection === 'invoices' && id) {
+      return inEnvironment((db) => this.readInvoice(db, auth, id));
+    }
     if (request.method === 'PATCH' && collection === 'customers' && id) {
-      return this.updateCustomer(auth, id, JSON.parse(text));
+      const body = JSON.parse(text);
+      return inEnvironment((db) => this.updateCustomer(db, auth, id, body));
     }
     if (request.method === 'POST' && url.pathname === '/graphql') {
       const { operationName, variables } = JSON.parse(text);
-      if (operationName === 'InvoicePage') return this.invoicePage(auth, variables.first);
-      if (operationName === 'CustomerById') return this.customerById(auth, variables.id);
+      if (operationName === 'InvoicePage')
+        return inEnvironment((db) => this.invoicePage(db, auth, variables.first));
+      if (operationName === 'CustomerById')
+        return inEnvironment((db) => this.customerById(db, auth, variables.id));
     }
     return problem(404, 'not served by the baseline');
   }
 
-  private async createInvoice(auth: Auth, body: Row): Promise<Reply> {
+  private async createInvoice(db: Db, auth: Auth, body: Row): Promise<Reply> {
     const { environmentId, tokenId } = auth;
-    const [customer] = await this.query('customer', [environmentId, body.customerId]);
+    const [customer] = await db('customer', [environmentId, body.customerId]);
     if (!customer) return problem(422, 'unknown customer');
     const currency = (body.currency ?? customer.currency)?.toUpperCase();
     if (!currency) return problem(422, 'no currency');
@@ -175,7 +201,7 @@ export class Baseline {
       ...new Set((body.items ?? []).flatMap((item: Row) => (item.taxCode ? [item.taxCode] : []))),
     ];
     const rates = new Map(
-      (codes.length > 0 ? await this.query('taxCodes', [environmentId, codes]) : []).map((row) => [
+      (codes.length > 0 ? await db('taxCodes', [environmentId, codes]) : []).map((row) => [
         row.code,
         row.rate,
       ]),
@@ -209,67 +235,53 @@ export class Baseline {
       createdAt: new Date(),
     };
     const column = (key: string) => items.map((item: Row) => item[key]);
-    await this.transaction(async (client) => {
-      await this.query(
-        'insertInvoice',
-        [
-          invoice.id,
-          environmentId,
-          customer.id,
-          currency,
-          invoice.date,
-          invoice.dueDate,
-          invoice.memo,
-          totals.totalExclVat,
-          totals.totalVat,
-          totals.totalInclVat,
-          invoice.status,
-          invoice.createdAt,
-        ],
-        client,
-      );
-      if (items.length > 0) {
-        await this.query(
-          'insertItems',
-          [
-            environmentId,
-            invoice.id,
-            invoice.createdAt,
-            column('id'),
-            column('quantity'),
-            column('unitAmount'),
-            column('sku'),
-            column('title'),
-            column('description'),
-            column('periodStart'),
-            column('periodEnd'),
-            column('taxCode'),
-            column('taxRate'),
-            column('discountPercentage'),
-            column('discountAmount'),
-            column('amount'),
-            column('taxAmount'),
-          ],
-          client,
-        );
-      }
-      const objects = [['Invoice', invoice.id], ...items.map((item: Row) => ['InvoiceItem', item.id])];
-      await this.query(
-        'insertAudit',
-        [
-          environmentId,
-          tokenId,
-          'POST /invoices',
-          invoice.createdAt,
-          objects.map(() => newId()),
-          objects.map(() => 'create'),
-          objects.map(([type]) => type),
-          objects.map(([, id]) => id),
-          objects.map(() => ''),
-        ],
-        client,
-      );
-    });
+    await db('insertInvoice', [
+      invoice.id,
+      environmentId,
+      customer.id,
+      currency,
+      invoice.date,
+      invoice.dueDate,
+      invoice.memo,
+      totals.totalExclVat,
+      totals.totalVat,
+      totals.totalInclVat,
+      invoice.status,
+      invoice.createdAt,
+    ]);
+    if (items.length > 0) {
+      await db('insertItems', [
+        environmentId,
+        invoice.id,
+        invoice.createdAt,
+        column('id'),
+        column('quantity'),
+        column('unitAmount'),
+        column('sku'),
+        column('title'),
+        column('description'),
+        column('periodStart'),
+        column('periodEnd'),
+        column('taxCode'),
+        column('taxRate'),
+        column('discountPercentage'),
+        column('discountAmount'),
+        column('amount'),
+        column('taxAmount'),
+      ]);
+    }
+    const objects = [['Invoice', invoice.id], ...items.map((item: Row) => ['InvoiceItem', item.id])];
+    await db('insertAudit', [
+      environmentId,
+      tokenId,
+      'POST /invoices',
+      invoice.createdAt,
+      objects.map(() => newId()),
+      objects.map(() => 'create'),
+      objects.map(([type]) => type),
+      objects.map(([, id]) => id),
+      objects.map(() => ''),
+    ]);
     return {
       status: 201,
       headers: { location: `/invoices/${invoice.id}` },
@@ -317,7 +329,7 @@ export class Baseline {
   }
 
   /** The customers the invoices show (their snapshot once booked), their items and settlements. */
-  private async invoiceParts(environmentId: string, invoices: Row[]) {
+  private async invoiceParts(db: Db, environmentId: string, invoices: Row[]) {
     const ids = invoices.map((invoice) => invoice.id);
     const live = [
       ...new Set(invoices.flatMap((invoice) => (invoice.customer_snapshot ? [] : [invoice.customer_id]))),
@@ -327,14 +339,12 @@ export class Baseline {
       live.length === 0
         ? []
         : live.length === 1
-          ? this.query('customer', [environmentId, live[0]])
-          : this.query('customers', [environmentId, live]),
+          ? db('customer', [environmentId, live[0]])
+          : db('customers', [environmentId, live]),
+      ids.length === 1 ? db('itemsOfOne', [environmentId, ids[0]]) : db('items', [environmentId, ids]),
       ids.length === 1
-        ? this.query('itemsOfOne', [environmentId, ids[0]])
-        : this.query('items', [environmentId, ids]),
-      ids.length === 1
-        ? this.query('settlementsOfOne', [environmentId, ids[0]])
-        : this.query('settlements', [environmentId, ids]),
+        ? db('settlementsOfOne', [environmentId, ids[0]])
+        : db('settlements', [environmentId, ids]),
     ]);
     const customerById = new Map(customers.map((customer) => [customer.id, customer]));
     const group = (rows: Row[]) => {
@@ -350,10 +360,10 @@ export class Baseline {
     };
   }
 
-  private async readInvoice(auth: Auth, id: string): Promise<Reply> {
-    const [invoice] = await this.query('invoice', [auth.environmentId, id]);
+  private async readInvoice(db: Db, auth: Auth, id: string): Promise<Reply> {
+    const [invoice] = await db('invoice', [auth.environmentId, id]);
     if (!invoice) return problem(404, 'no such invoice');
-    const parts = await this.invoiceParts(auth.environmentId, [invoice]);
+    const parts = await this.invoiceParts(db, auth.environmentId, [invoice]);
     const customer = parts.customerOf(invoice);
     return {
       status: 200,
@@ -407,9 +417,9 @@ export class Baseline {
     };
   }
 
-  private async updateCustomer(auth: Auth, id: string, body: Row): Promise<Reply> {
+  private async updateCustomer(db: Db, auth: Auth, id: string, body: Row): Promise<Reply> {
     const { environmentId, tokenId } = auth;
-    const [customer] = await this.query('customer', [environmentId, id]);
+    const [customer] = await db('customer', [environmentId, id]);
     if (!customer) return problem(404, 'no such customer');
     const before = { ...customer };
     for (const [field, column] of [
@@ -426,37 +436,27 @@ export class Baseline {
       .filter((column) => customer[column] !== before[column])
       .map((column) => column.replace(/_(\w)/g, (_, letter: string) => letter.toUpperCase()))
       .sort();
-    await this.transaction(async (client) => {
-      await this.query(
-        'updateCustomer',
-        [
-          environmentId,
-          id,
-          customer.name,
-          customer.company_name,
-          customer.handle,
-          customer.email,
-          customer.currency,
-          customer.updated_at,
-        ],
-        client,
-      );
-      await this.query(
-        'insertAudit',
-        [
-          environmentId,
-          tokenId,
-          'PATCH /customers/{customerId}',
-          customer.updated_at,
-          [newId()],
-          ['update'],
-          ['Customer'],
-          [id],
-          [changed.join(',')],
-        ],
-        client,
-      );
-    });
+    await db('updateCustomer', [
+      environmentId,
+      id,
+      customer.name,
+      customer.company_name,
+      customer.handle,
+      customer.email,
+      customer.currency,
+      customer.updated_at,
+    ]);
+    await db('insertAudit', [
+      environmentId,
+      tokenId,
+      'PATCH /customers/{customerId}',
+      customer.updated_at,
+      [newId()],
+      ['update'],
+      ['Customer'],
+      [id],
+      [changed.join(',')],
+    ]);
     return { status: 200, body: this.customerBody(customer) };
   }
 
@@ -476,10 +476,10 @@ export class Baseline {
   }
 
   /** The data of bench/scenarios.ts's InvoicePage query, field for field. */
-  private async invoicePage(auth: Auth, first: number): Promise<Reply> {
-    const rows = await this.query('invoicePage', [auth.environmentId, first + 1]);
+  private async invoicePage(db: Db, auth: Auth, first: number): Promise<Reply> {
+    const rows = await db('invoicePage', [auth.environmentId, first + 1]);
     const invoices = rows.slice(0, first);
-    const parts = await this.invoiceParts(auth.environmentId, invoices);
+    const parts = await this.invoiceParts(db, auth.environmentId, invoices);
     const edges = invoices.map((invoice) => {
       const customer = parts.customerOf(invoice);
       const billingAddress = customer.billing_address ?? customer.billingAddress ?? {};
@@ -530,8 +530,8 @@ export class Baseline {
   }
 
   /** The data of bench/scenarios.ts's CustomerById query. */
-  private async customerById(auth: Auth, id: string): Promise<Reply> {
-    const [customer] = await this.query('customer', [auth.environmentId, id]);
+  private async customerById(db: Db, auth: Auth, id: string): Promise<Reply> {
+    const [customer] = await db('customer', [auth.environmentId, id]);
     if (!customer) return { status: 200, body: { data: { customer: null } } };
     const { paymentTerm, ...body } = this.customerBody(customer);
     return { status: 200, body: { data: { customer: { ...body, paymentTerm } } } };
