@@ -124,6 +124,16 @@ async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[]) 
 type Child = { process: ChildProcess; url: string; output: () => string };
 
 /** Starts a server process and waits until it answers HTTP. */
+/** The `node` flags `npm start` runs the server with (package.json): the bench measures what ships. */
+async function startFlags(): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(path.join(HERE, '..', 'package.json'), 'utf8'));
+  const words = String(manifest.scripts.start).trim().split(/\s+/);
+  const main = words.indexOf('src/main.ts');
+  if (words[0] !== 'node' || main < 0)
+    throw new Error('the start script must read `node [flags] src/main.ts`');
+  return words.slice(1, main);
+}
+
 async function startChild(args: string[], env: Record<string, string>, probe: string): Promise<Child> {
   const port = await freePort();
   const child = spawn(process.execPath, args, {
@@ -237,12 +247,14 @@ async function main(): Promise<void> {
     };
     const profileDir = path.join(HERE, 'profiles');
     const main = path.join(HERE, '..', 'src', 'main.ts');
+    const flags = await startFlags();
     service = await startChild(
-      settings.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, main] : [main],
+      [...flags, ...(settings.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), main],
       serverEnv,
       '/health',
     );
-    baseline = await startChild([path.join(HERE, 'baseline-server.ts')], serverEnv, '/');
+    // The same V8 settings for the baseline: their CPU figures then compare like for like.
+    baseline = await startChild([...flags, path.join(HERE, 'baseline-server.ts')], serverEnv, '/');
     const urls: Record<Side, string> = { service: service.url, baseline: baseline.url };
     const postmaster = await postmasterPid(dataDir);
     const pids: Record<Side, number> = {
@@ -293,9 +305,10 @@ async function main(): Promise<void> {
         `Load: autocannon, ${settings.connections} connections over loopback, ${settings.warmupSeconds} s warm-up ` +
         `then ${settings.seconds} s measured per endpoint and server, baseline and service back to back ` +
         `(which goes first alternates per run), ${ROUNDS} runs; the database is vacuumed, analyzed and ` +
-        `checkpointed before each measurement. Server: \`node src/main.ts\`, LOG_LEVEL=warn, ` +
+        `checkpointed before each measurement. Server: \`${['node', ...flags, 'src/main.ts'].join(' ')}\` ` +
+        `(as \`npm start\`; the baseline with the same flags), LOG_LEVEL=warn, ` +
         `rate limit off, DB_POOL_MAX=${settings.poolMax ?? 'default (10)'}` +
-        (settings.nodeOptions ? `, NODE_OPTIONS=\`${settings.nodeOptions}\`` : ', default V8 heap settings') +
+        (settings.nodeOptions ? `, NODE_OPTIONS=\`${settings.nodeOptions}\`` : '') +
         `; no Idempotency-Key sent. Data: ${seedText}.`,
       scenarios: results,
       rss,
