@@ -4,6 +4,7 @@ import { type Plugin, shouldRenderGraphiQL } from 'graphql-yoga';
 import { validate as isUuid } from 'uuid';
 import { type Logger, type RequestScope, requestScope } from './logger.ts';
 import { httpRequestDuration, httpRequestsTotal, metricsRegistry } from './metrics.ts';
+import { CLIENT_CLOSED_REQUEST } from './rest/body.ts';
 import { problemResponse } from './rest/problem.ts';
 import type { RestRouter } from './rest/router.ts';
 
@@ -99,22 +100,27 @@ export function useObservability(options: ObservabilityOptions): Plugin {
       const { pathname } = new URL(request.url);
       const route = routeLabel(request, pathname, scope);
       const seconds = Number(process.hrtime.bigint() - scope.startedAt) / 1e9;
-      const labels = { method: request.method, route, status: String(response.status) };
+      // A client that went away, before sending its whole body or before its answer, receives nothing:
+      // whatever the server made of the request, it ended by the client's doing, and counts as nginx
+      // counts it (499), never as a server error.
+      const clientClosed = request.signal.aborted || response.status === CLIENT_CLOSED_REQUEST;
+      const status = clientClosed ? CLIENT_CLOSED_REQUEST : response.status;
+      const labels = { method: request.method, route, status: String(status) };
       httpRequestsTotal.inc(labels);
       httpRequestDuration.observe(labels, seconds);
 
       const environment = request.headers.get('x-environment')?.trim().toLowerCase();
-      const level = response.status >= 500 ? 'error' : QUIET_PATHS.has(pathname) ? 'debug' : 'info';
+      const level = status >= 500 ? 'error' : QUIET_PATHS.has(pathname) ? 'debug' : 'info';
       logger[level](
         {
           environmentId: environment && isUuid(environment) ? environment : undefined,
           method: request.method,
           route,
           path: pathname,
-          status: response.status,
+          status,
           durationMs: Math.round(seconds * 1e5) / 100,
         },
-        'request completed',
+        clientClosed ? 'client closed the request' : 'request completed',
       );
     },
   };

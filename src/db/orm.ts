@@ -4,7 +4,7 @@ import pg from 'pg';
 import { migrations } from '../../migrations/index.ts';
 import { AuditSubscriber } from '../modules/audit/audit.subscriber.ts';
 import { entities } from './entities.ts';
-import { PreparingClient } from './prepared.ts';
+import { DatabaseClient } from './unavailable.ts';
 
 export type Orm = MikroORM;
 
@@ -37,11 +37,12 @@ export function ormOptions(clientUrl: string, options: OrmOptions = {}): Options
     allowGlobalContext: false,
     // pg-pool runs onConnect on every new connection before handing it out, and closes one whose role
     // switch fails: nothing ever runs as the owner by mistake, and a failure does not leak a pool slot.
-    // PreparingClient sends the statements marked `prepared` as named prepared statements.
+    // DatabaseClient sends the statements marked `prepared` as named prepared statements, and marks the
+    // errors it raises as the database's (see isDatabaseUnavailable).
     driverOptions: options.owner
-      ? { Client: PreparingClient }
+      ? { Client: DatabaseClient }
       : {
-          Client: PreparingClient,
+          Client: DatabaseClient,
           onConnect: async (client: pg.ClientBase) => {
             await client.query(`set role ${pg.escapeIdentifier(APP_ROLE)}`);
           },

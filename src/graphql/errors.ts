@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, maskError as defaultMaskError } from 'graphql-yoga';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { DomainError, toJsonPointer } from '../errors.ts';
-import { isDatabaseUnavailable } from '../rest/problem.ts';
 
 /**
  * Yoga's error mask: domain errors (bad arguments, invalid input) are shown with their code and

@@ -1,10 +1,16 @@
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-export class BodyError extends Error {
-  readonly status: 400 | 413 | 415;
+/**
+ * The status nginx records for a request its client abandoned. Nobody receives an answer with it: it
+ * only tells logs and metrics that the request ended because the client went away.
+ */
+export const CLIENT_CLOSED_REQUEST = 499;
 
-  constructor(status: 400 | 413 | 415, message: string) {
-    super(message);
+export class BodyError extends Error {
+  readonly status: 400 | 413 | 415 | typeof CLIENT_CLOSED_REQUEST;
+
+  constructor(status: BodyError['status'], message: string, options?: ErrorOptions) {
+    super(message, options);
     this.status = status;
   }
 }
@@ -31,7 +37,8 @@ export async function readBodyBytes(request: Request): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body?.getReader();
-  for (let read = await reader?.read(); reader && read && !read.done; read = await reader.read()) {
+  if (!reader) return Buffer.alloc(0);
+  for (let read = await nextChunk(reader); !read.done; read = await nextChunk(reader)) {
     size += read.value.byteLength;
     if (size > MAX_BODY_BYTES) {
       await reader.cancel();
@@ -40,6 +47,20 @@ export async function readBodyBytes(request: Request): Promise<Buffer> {
     chunks.push(read.value);
   }
   return Buffer.concat(chunks);
+}
+
+/**
+ * The body stream fails only when the client's connection does: the client closed or reset it before
+ * sending the length it declared (Node fails the stream with ECONNRESET "aborted"). That is the
+ * client's doing, whatever the error's code says, and never the database's.
+ */
+async function nextChunk(reader: ReadableStreamDefaultReader<Uint8Array>) {
+  try {
+    return await reader.read();
+  } catch (error) {
+    const message = 'The client closed the connection before sending the whole body.';
+    throw new BodyError(CLIENT_CLOSED_REQUEST, message, { cause: error });
+  }
 }
 
 const tooLarge = () => new BodyError(413, `The request body exceeds ${MAX_BODY_BYTES} bytes.`);

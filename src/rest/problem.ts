@@ -1,4 +1,5 @@
 import { Response } from '@whatwg-node/fetch';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { DomainError, type DomainErrorCode, toJsonPointer } from '../errors.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -32,26 +33,6 @@ export function problemResponse(problem: Problem, headers: Record<string, string
     status: problem.status,
     headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...headers },
   });
-}
-
-const CONNECTION_ERRORS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  '57P01',
-  '57P03',
-  '08006',
-]);
-
-/** True for errors that mean "the database cannot be reached right now", not "the request is wrong". */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  const message = error instanceof Error ? error.message : '';
-  return (
-    (typeof code === 'string' && CONNECTION_ERRORS.has(code)) ||
-    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(message)
-  );
 }
 
 /** Maps anything a handler threw to a problem response; unexpected errors reveal nothing. */

@@ -15,7 +15,7 @@ import {
 import type { Logger } from '../logger.ts';
 import { setAuditContext } from '../modules/audit/audit.context.ts';
 import { assertStorableInput } from '../validation.ts';
-import { BodyError, readJsonBody } from './body.ts';
+import { BodyError, CLIENT_CLOSED_REQUEST, readJsonBody } from './body.ts';
 import { errorToProblem, problemResponse } from './problem.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -156,7 +156,12 @@ export class RestRouter {
       });
     } catch (error) {
       if (error instanceof BodyError) {
-        const titles = { 400: 'Malformed JSON', 413: 'Payload too large', 415: 'Unsupported media type' };
+        const titles = {
+          400: 'Malformed JSON',
+          413: 'Payload too large',
+          415: 'Unsupported media type',
+          [CLIENT_CLOSED_REQUEST]: 'Client closed request',
+        };
         return problemResponse({
           title: titles[error.status],
           status: error.status,

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Browser, openBrowser, type Served, serve } from '../support/browser.ts';
+import { type Browser, openBrowser } from '../support/browser.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
+import { type Served, serve } from '../support/serve.ts';
 
 const t = setupTestApp();
 
