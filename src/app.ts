@@ -1,4 +1,3 @@
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Response } from '@whatwg-node/fetch';
 import { createYoga, shouldRenderGraphiQL, useReadinessCheck } from 'graphql-yoga';
@@ -68,7 +67,9 @@ export function createApp({
     maxRequestBodySize: false,
     logging: logger,
     maskedErrors: { maskError },
-    renderGraphiQL,
+    // GraphiQL's page inlines its assets, about 40 MB once loaded: loaded when first asked for.
+    renderGraphiQL: async (options) =>
+      (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     graphiql: (request) => ({
       title: 'Billing gateway',
       headers: new URL(request.url).searchParams.get('headers') ?? JSON.stringify(graphiqlHeaders, null, 2),

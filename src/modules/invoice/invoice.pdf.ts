@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import PDFDocument from 'pdfkit';
 import { minorUnitDigits } from '../../money/currency.ts';
 import type { BillingAddress } from '../customer/customer.entity.ts';
 import { Exact, totalDue } from './invoice.arithmetic.ts';
@@ -12,8 +11,26 @@ export const PDF_MEDIA_TYPE = 'application/pdf';
 // DejaVu Sans covers Latin, Greek and Cyrillic: the PDF standard fonts stop at Windows-1252, which
 // would drop letters such as "ł" or "ő" from customer names and addresses.
 const resolveFont = createRequire(import.meta.url).resolve;
-const FONT = readFileSync(resolveFont('dejavu-fonts-ttf/ttf/DejaVuSans.ttf'));
-const FONT_BOLD = readFileSync(resolveFont('dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf'));
+
+async function loadKit() {
+  const { default: PDFDocument } = await import('pdfkit');
+  const [regular, bold] = await Promise.all([
+    readFile(resolveFont('dejavu-fonts-ttf/ttf/DejaVuSans.ttf')),
+    readFile(resolveFont('dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf')),
+  ]);
+  return { PDFDocument, regular, bold };
+}
+
+let kit: ReturnType<typeof loadKit> | undefined;
+
+/** pdfkit and the fonts load with the first PDF: about 11 MB that a process rendering none never holds. */
+function pdfKit(): ReturnType<typeof loadKit> {
+  kit ??= loadKit().catch((error: unknown) => {
+    kit = undefined;
+    throw error;
+  });
+  return kit;
+}
 
 const LOCALE = 'en';
 const INK = '#1a1a1a';
@@ -420,7 +437,8 @@ export function pdfFileName(invoice: Invoice): string {
 }
 
 /** Renders the invoice as an A4 PDF; the fonts are embedded, so it looks the same everywhere. */
-export function renderInvoicePdf(view: PrintableInvoice): Promise<Uint8Array> {
+export async function renderInvoicePdf(view: PrintableInvoice): Promise<Uint8Array> {
+  const { PDFDocument, regular, bold } = await pdfKit();
   const kind = kindOf(view.invoice);
   const title = view.invoice.handle ? `${kind} ${view.invoice.handle}` : `Draft ${kind.toLowerCase()}`;
   const doc = new PDFDocument({
@@ -432,8 +450,8 @@ export function renderInvoicePdf(view: PrintableInvoice): Promise<Uint8Array> {
     displayTitle: true,
     info: { Title: title, Author: view.seller.name, Subject: view.customer.name },
   });
-  doc.registerFont('regular', FONT);
-  doc.registerFont('bold', FONT_BOLD);
+  doc.registerFont('regular', regular);
+  doc.registerFont('bold', bold);
   const chunks: Uint8Array[] = [];
   const done = new Promise<Uint8Array>((resolve, reject) => {
     doc.on('data', (chunk: Uint8Array) => chunks.push(chunk));
