@@ -113,6 +113,19 @@ describe('a client that disconnects in the middle of its request', () => {
     auditEvents: await count('audit_event'),
   });
 
+  /** The request is recorded as closed by its client: a 499 at info level, no error logged, no 503. */
+  async function expectClosedByClient(requestId: string, route: string) {
+    expect(await finalLine(requestId)).toMatchObject({
+      level: 30,
+      msg: 'client closed the request',
+      route,
+      status: 499,
+    });
+    expect(lines().filter((line) => line.level >= 50)).toEqual([]);
+    expect(await counted(route, '499')).toBe(1);
+    expect(await counted(route, '503')).toBe(0);
+  }
+
   it('REST: a POST cut off mid-body is a client closed request (499, info), not a 503, and writes nothing', async () => {
     // given a valid invoice creation, and what is stored before it
     const body = JSON.stringify({ customerId, currency: null, date: '2026-03-01', items: null });
@@ -122,15 +135,7 @@ describe('a client that disconnects in the middle of its request', () => {
     await abandon('/invoices', { 'x-request-id': 'cut-rest', 'idempotency-key': 'cut-rest' }, body);
 
     // then the request is recorded as closed by the client, at info level, and nothing logs an error
-    expect(await finalLine('cut-rest')).toMatchObject({
-      level: 30,
-      msg: 'client closed the request',
-      route: '/invoices',
-      status: 499,
-    });
-    expect(lines().filter((line) => line.level >= 50)).toEqual([]);
-    expect(await counted('/invoices', '499')).toBe(1);
-    expect(await counted('/invoices', '503')).toBe(0);
+    await expectClosedByClient('cut-rest', '/invoices');
     // and nothing was written, not even the Idempotency-Key
     expect(await stored()).toEqual(before);
 
@@ -156,15 +161,7 @@ describe('a client that disconnects in the middle of its request', () => {
     await abandon('/graphql', { 'x-request-id': 'cut-graphql', 'idempotency-key': 'cut-graphql' }, body);
 
     // then the request is recorded as closed by the client, at info level, and nothing logs an error
-    expect(await finalLine('cut-graphql')).toMatchObject({
-      level: 30,
-      msg: 'client closed the request',
-      route: 'graphql',
-      status: 499,
-    });
-    expect(lines().filter((line) => line.level >= 50)).toEqual([]);
-    expect(await counted('graphql', '499')).toBe(1);
-    expect(await counted('graphql', '503')).toBe(0);
+    await expectClosedByClient('cut-graphql', 'graphql');
     // and nothing was written, not even the Idempotency-Key
     expect(await stored()).toEqual(before);
 
@@ -183,13 +180,7 @@ describe('a client that disconnects in the middle of its request', () => {
     await abandon('/test/outlived', { 'x-request-id': 'left-early' }, '{}', 2);
 
     // then the answer the server could not deliver is not counted as delivered, and is no error
-    expect(await finalLine('left-early')).toMatchObject({
-      level: 30,
-      msg: 'client closed the request',
-      route: '/test/outlived',
-      status: 499,
-    });
-    expect(lines().filter((line) => line.level >= 50)).toEqual([]);
+    await expectClosedByClient('left-early', '/test/outlived');
     expect(await counted('/test/outlived', '200')).toBe(0);
   });
 });
