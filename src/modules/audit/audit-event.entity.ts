@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { newId } from '../../db/ids.ts';
+import { tenantKeys } from '../../db/tenant-keys.ts';
 
 export const AUDIT_ACTIONS = ['create', 'update', 'delete'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -9,11 +9,7 @@ export const AuditEventSchema = defineEntity({
   name: 'AuditEvent',
   tableName: 'audit_event',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid(),
+    ...tenantKeys(),
     tokenId: p.uuid().nullable(),
     operation: p.string().length(200).nullable(),
     action: p.enum(AUDIT_ACTIONS),

@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { newId } from '../../db/ids.ts';
+import { tenantKeys } from '../../db/tenant-keys.ts';
 
 export const BILLING_RUN_STATUSES = ['running', 'succeeded', 'failed', 'interrupted'] as const;
 export type BillingRunStatus = (typeof BILLING_RUN_STATUSES)[number];
@@ -15,11 +15,7 @@ export const BillingRunSchema = defineEntity({
   name: 'BillingRun',
   tableName: 'billing_run',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid(),
+    ...tenantKeys(),
     asOf: p.datetime(),
     triggeredBy: p.enum(BILLING_RUN_TRIGGERS),
     status: p.enum(BILLING_RUN_STATUSES),
@@ -41,11 +37,7 @@ export const BilledPeriodSchema = defineEntity({
   name: 'BilledPeriod',
   tableName: 'billed_period',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid(),
+    ...tenantKeys(),
     subscriptionItemId: p.uuid(),
     periodStart: p.date(),
     periodEnd: p.date(),

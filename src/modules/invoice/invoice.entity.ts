@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { newId } from '../../db/ids.ts';
+import { tenantKeys } from '../../db/tenant-keys.ts';
 import type { BillingAddress } from '../customer/customer.entity.ts';
 import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
 
@@ -22,11 +22,7 @@ export const InvoiceSchema = defineEntity({
   tableName: 'invoice',
   uniques: [{ properties: ['environmentId', 'handle'] }],
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid(),
+    ...tenantKeys(),
     type: p.enum(INVOICE_TYPES),
     status: p.enum(INVOICE_STATUSES),
     /** The gapless number, assigned when the invoice is booked. */
@@ -59,11 +55,7 @@ export const InvoiceItemSchema = defineEntity({
   name: 'InvoiceItem',
   tableName: 'invoice_item',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid(),
+    ...tenantKeys(),
     /**
      * The invoice's id, declared as the reference it is so that the unit of work inserts an invoice
      * before its lines: a new invoice and its items are written in one flush.
@@ -96,11 +88,7 @@ export const SettlementSchema = defineEntity({
   name: 'Settlement',
   tableName: 'settlement',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid(),
+    ...tenantKeys(),
     invoiceId: p.uuid(),
     date: p.date(),
     amount: p.bigint('number'),

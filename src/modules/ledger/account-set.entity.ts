@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { newId } from '../../db/ids.ts';
+import { tenantKeys } from '../../db/tenant-keys.ts';
 
 export const RECOGNITION_STRATEGIES = [
   'none',
@@ -27,11 +27,7 @@ export const AccountSetSchema = defineEntity({
   name: 'AccountSet',
   tableName: 'account_set',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid(),
+    ...tenantKeys(),
     name: p.string().length(250).nullable(),
     salesAccountId: p.uuid(),
     incomeAccountId: p.uuid(),

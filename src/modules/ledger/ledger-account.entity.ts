@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { newId } from '../../db/ids.ts';
+import { tenantKeys } from '../../db/tenant-keys.ts';
 
 /** An account of the environment's general ledger; a barred account takes no new postings or account sets. */
 export const LedgerAccountSchema = defineEntity({
@@ -7,11 +7,7 @@ export const LedgerAccountSchema = defineEntity({
   tableName: 'ledger_account',
   uniques: [{ properties: ['environmentId', 'accountingCode'] }],
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid(),
+    ...tenantKeys(),
     name: p.string().length(250),
     /** The account's number in the operator's chart of accounts. */
     accountingCode: p.string().length(64),

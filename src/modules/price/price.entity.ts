@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { newId } from '../../db/ids.ts';
+import { tenantKeys } from '../../db/tenant-keys.ts';
 import type { Pricing } from './pricing.ts';
 
 export const TERM_UNITS = ['day', 'week', 'month', 'year'] as const;
@@ -20,11 +20,7 @@ export const PriceSchema = defineEntity({
   name: 'Price',
   tableName: 'price',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid(),
+    ...tenantKeys(),
     name: p.string().length(250),
     description: p.string().length(4000).nullable(),
     termUnit: p.enum(TERM_UNITS),

@@ -1,16 +1,12 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { newId } from '../../db/ids.ts';
+import { tenantKeys } from '../../db/tenant-keys.ts';
 
 export const ProductSchema = defineEntity({
   name: 'Product',
   tableName: 'product',
   uniques: [{ properties: ['environmentId', 'handle'] }],
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid(),
+    ...tenantKeys(),
     name: p.string().length(250),
     /** Handle or SKU; an invoice item whose `sku` equals it takes its defaults from this product. */
     handle: p.string().length(250).nullable(),

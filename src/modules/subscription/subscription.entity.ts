@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { newId } from '../../db/ids.ts';
+import { tenantKeys } from '../../db/tenant-keys.ts';
 import { BILLING_METHODS, PURCHASES, TERM_UNITS } from '../price/price.entity.ts';
 
 export const SUBSCRIPTION_STATUSES = ['active', 'cancelled', 'ended'] as const;
@@ -17,11 +17,7 @@ export const SubscriptionSchema = defineEntity({
   tableName: 'subscription',
   uniques: [{ properties: ['environmentId', 'handle'] }],
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid(),
+    ...tenantKeys(),
     customerId: p.uuid(),
     handle: p.string().length(250).nullable(),
     currency: p.string().length(3),
@@ -51,11 +47,7 @@ export const SubscriptionItemSchema = defineEntity({
   name: 'SubscriptionItem',
   tableName: 'subscription_item',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid(),
+    ...tenantKeys(),
     subscriptionId: p.uuid(),
     productId: p.uuid(),
     priceId: p.uuid(),
@@ -83,11 +75,7 @@ export const UsageRecordSchema = defineEntity({
   name: 'UsageRecord',
   tableName: 'usage_record',
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid(),
+    ...tenantKeys(),
     subscriptionItemId: p.uuid(),
     quantity: p.decimal('string').precision(21).scale(6),
     occurredAt: p.datetime(),

@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { newId } from '../../db/ids.ts';
+import { tenantKeys } from '../../db/tenant-keys.ts';
 
 /** A tax code of an environment: products and invoice items name it by `code`. */
 export const TaxCodeSchema = defineEntity({
@@ -7,11 +7,7 @@ export const TaxCodeSchema = defineEntity({
   tableName: 'tax_code',
   uniques: [{ properties: ['environmentId', 'code'] }],
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid(),
+    ...tenantKeys(),
     code: p.string().length(64),
     /** Percentage as an exact decimal string: "25" is 25 %, "7.5" is 7.5 %. */
     rate: p.decimal('string').precision(7).scale(4),
