@@ -2,6 +2,7 @@ import type { EntityName, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import DataLoader from 'dataloader';
 import { type LeanFilter, leanFind } from './db/lean.ts';
+import { DomainError } from './errors.ts';
 import { type Customer, CustomerSchema } from './modules/customer/customer.entity.ts';
 import {
   type Invoice,
@@ -115,4 +116,18 @@ export class Loaders {
     this.subscriptionById = byId(em, environmentId, SubscriptionSchema);
     this.itemsBySubscriptionId = itemsBySubscriptionId(em, environmentId);
   }
+}
+
+/**
+ * The row `loader` loads for `id`, or NOT_FOUND naming it `what` ("Customer 0190… does not exist"): a
+ * missing id and one of another environment answer alike.
+ */
+export async function loadOrNotFound<T>(
+  loader: DataLoader<string, T | null>,
+  what: string,
+  id: string,
+): Promise<T> {
+  const row = await loader.load(id);
+  if (!row) throw DomainError.notFound(what, id);
+  return row;
 }

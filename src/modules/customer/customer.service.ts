@@ -3,6 +3,7 @@ import { flushOrFail } from '../../db/flush.ts';
 import { findManaged } from '../../db/lean.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
+import { loadOrNotFound } from '../../loaders.ts';
 import {
   BILLING_ADDRESS_FIELDS,
   type BillingAddress,
@@ -22,10 +23,8 @@ export class CustomerService {
     this.ctx = ctx;
   }
 
-  async get(id: string): Promise<Customer> {
-    const customer = await this.ctx.loaders.customerById.load(id);
-    if (!customer) throw DomainError.notFound('Customer', id);
-    return customer;
+  get(id: string): Promise<Customer> {
+    return loadOrNotFound(this.ctx.loaders.customerById, 'Customer', id);
   }
 
   list(page: PageArgs): Promise<Connection<Customer>> {

@@ -5,6 +5,7 @@ import type { ServiceContext } from '../../context.ts';
 import { leanFind } from '../../db/lean.ts';
 import { type Connection, leanKeysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
+import { loadOrNotFound } from '../../loaders.ts';
 import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
 import { ProductSchema } from '../product/product.entity.ts';
 import { TaxCodeSchema } from '../tax/tax-code.entity.ts';
@@ -132,10 +133,8 @@ export class InvoiceService {
     this.ctx = ctx;
   }
 
-  async get(id: string): Promise<Invoice> {
-    const invoice = await this.ctx.loaders.invoiceById.load(id);
-    if (!invoice) throw DomainError.notFound('Invoice', id);
-    return invoice;
+  get(id: string): Promise<Invoice> {
+    return loadOrNotFound(this.ctx.loaders.invoiceById, 'Invoice', id);
   }
 
   /** The customer as the invoice shows it: frozen when booked, the live customer while a draft. */

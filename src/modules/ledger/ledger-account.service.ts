@@ -2,6 +2,7 @@ import type { RequestContext } from '../../context.ts';
 import { flushOrFail } from '../../db/flush.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
+import { loadOrNotFound } from '../../loaders.ts';
 import type { LedgerAccountCreateInput, LedgerAccountUpdateInput } from './ledger.input.ts';
 import { type LedgerAccount, LedgerAccountSchema } from './ledger-account.entity.ts';
 
@@ -13,10 +14,8 @@ export class LedgerAccountService {
     this.ctx = ctx;
   }
 
-  async get(id: string): Promise<LedgerAccount> {
-    const account = await this.ctx.loaders.ledgerAccountById.load(id);
-    if (!account) throw DomainError.notFound('Ledger account', id);
-    return account;
+  get(id: string): Promise<LedgerAccount> {
+    return loadOrNotFound(this.ctx.loaders.ledgerAccountById, 'Ledger account', id);
   }
 
   list(page: PageArgs): Promise<Connection<LedgerAccount>> {

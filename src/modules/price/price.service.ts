@@ -1,6 +1,7 @@
 import type { RequestContext } from '../../context.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue } from '../../errors.ts';
+import { loadOrNotFound } from '../../loaders.ts';
 import { type Price, PriceSchema } from './price.entity.ts';
 import type { PriceCreateInput, PriceUpdateInput } from './price.input.ts';
 import type { Pricing } from './pricing.ts';
@@ -13,10 +14,8 @@ export class PriceService {
     this.ctx = ctx;
   }
 
-  async get(id: string): Promise<Price> {
-    const price = await this.ctx.loaders.priceById.load(id);
-    if (!price) throw DomainError.notFound('Price', id);
-    return price;
+  get(id: string): Promise<Price> {
+    return loadOrNotFound(this.ctx.loaders.priceById, 'Price', id);
   }
 
   list(page: PageArgs): Promise<Connection<Price>> {

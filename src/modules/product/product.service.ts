@@ -2,6 +2,7 @@ import type { RequestContext } from '../../context.ts';
 import { flushOrFail } from '../../db/flush.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
+import { loadOrNotFound } from '../../loaders.ts';
 import { TaxCodeService } from '../tax/tax-code.service.ts';
 import { type Product, ProductSchema } from './product.entity.ts';
 import type { ProductCreateInput, ProductUpdateInput } from './product.input.ts';
@@ -17,10 +18,8 @@ export class ProductService {
     this.ctx = ctx;
   }
 
-  async get(id: string): Promise<Product> {
-    const product = await this.ctx.loaders.productById.load(id);
-    if (!product) throw DomainError.notFound('Product', id);
-    return product;
+  get(id: string): Promise<Product> {
+    return loadOrNotFound(this.ctx.loaders.productById, 'Product', id);
   }
 
   /** The product whose handle (SKU) this is, or null when the environment has none. */

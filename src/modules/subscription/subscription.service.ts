@@ -4,6 +4,7 @@ import type { RequestContext } from '../../context.ts';
 import { flushOrFail } from '../../db/flush.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
+import { loadOrNotFound } from '../../loaders.ts';
 import { type Price, PriceSchema } from '../price/price.entity.ts';
 import { type Product, ProductSchema } from '../product/product.entity.ts';
 import {
@@ -55,10 +56,8 @@ export class SubscriptionService {
     this.ctx = ctx;
   }
 
-  async get(id: string): Promise<Subscription> {
-    const subscription = await this.ctx.loaders.subscriptionById.load(id);
-    if (!subscription) throw DomainError.notFound('Subscription', id);
-    return subscription;
+  get(id: string): Promise<Subscription> {
+    return loadOrNotFound(this.ctx.loaders.subscriptionById, 'Subscription', id);
   }
 
   async read(id: string): Promise<SubscriptionDocument> {
