@@ -1,4 +1,4 @@
-import type { RequestContext } from '../../context.ts';
+import type { ServiceContext } from '../../context.ts';
 import { flushOrFail } from '../../db/flush.ts';
 import { findManaged } from '../../db/lean.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
@@ -17,14 +17,41 @@ const emptyAddress = (): BillingAddress =>
 
 /** Customers of one environment: the rules both the GraphQL and the REST face go through. */
 export class CustomerService {
-  private readonly ctx: RequestContext;
+  private readonly ctx: ServiceContext;
 
-  constructor(ctx: RequestContext) {
+  constructor(ctx: ServiceContext) {
     this.ctx = ctx;
   }
 
   get(id: string): Promise<Customer> {
     return loadOrNotFound(this.ctx.loaders.customerById, 'Customer', id);
+  }
+
+  /**
+   * The customer a new invoice or subscription is for, and the currency it is billed in: the one asked
+   * for, or else the customer's preferred one. INVALID_REFERENCE names the field that is wrong.
+   */
+  async toBill(
+    customerId: string,
+    currency: string | null | undefined,
+  ): Promise<{ customer: Customer; currency: string }> {
+    const customer = await this.ctx.loaders.customerById.load(customerId);
+    if (!customer) {
+      throw DomainError.onField(
+        'INVALID_REFERENCE',
+        ['customerId'],
+        'no customer of this environment has this id',
+      );
+    }
+    const billedIn = currency ?? customer.currency;
+    if (!billedIn) {
+      throw DomainError.onField(
+        'INVALID_REFERENCE',
+        ['currency'],
+        'is required: the customer has no preferred currency to fall back to',
+      );
+    }
+    return { customer, currency: billedIn };
   }
 
   list(page: PageArgs): Promise<Connection<Customer>> {

@@ -7,6 +7,7 @@ import { type Connection, leanKeysetPage, type PageArgs } from '../../db/paginat
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
 import { loadOrNotFound } from '../../loaders.ts';
 import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
+import { CustomerService } from '../customer/customer.service.ts';
 import { ProductSchema } from '../product/product.entity.ts';
 import { TaxCodeSchema } from '../tax/tax-code.entity.ts';
 import {
@@ -198,22 +199,10 @@ export class InvoiceService {
   /** A new draft invoice (DESIGN §6). */
   async create(input: InvoiceCreateInput): Promise<Invoice> {
     const { em, environmentId } = this.ctx;
-    const customer = await this.ctx.loaders.customerById.load(input.customerId);
-    if (!customer) {
-      throw DomainError.onField(
-        'INVALID_REFERENCE',
-        ['customerId'],
-        'no customer of this environment has this id',
-      );
-    }
-    const currency = input.currency ?? customer.currency;
-    if (!currency) {
-      throw DomainError.onField(
-        'INVALID_REFERENCE',
-        ['currency'],
-        'is required: the customer has no preferred currency to fall back to',
-      );
-    }
+    const { customer, currency } = await new CustomerService(this.ctx).toBill(
+      input.customerId,
+      input.currency,
+    );
     const dueDate = input.dueDate ?? dueDateFromTerm(input.date, customer.paymentTerm);
     const items = await this.resolveItems(em, input.items ?? [], (index) => ['items', index]);
     const totals = totalsOf(items, ['items']);

@@ -5,6 +5,7 @@ import { flushOrFail } from '../../db/flush.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
 import { loadOrNotFound } from '../../loaders.ts';
+import { CustomerService } from '../customer/customer.service.ts';
 import { type Price, PriceSchema } from '../price/price.entity.ts';
 import { type Product, ProductSchema } from '../product/product.entity.ts';
 import {
@@ -92,22 +93,10 @@ export class SubscriptionService {
 
   async create(input: SubscriptionCreateInput): Promise<Subscription> {
     const { environmentId } = this.ctx;
-    const customer = await this.ctx.loaders.customerById.load(input.customerId);
-    if (!customer) {
-      throw DomainError.onField(
-        'INVALID_REFERENCE',
-        ['customerId'],
-        'no customer of this environment has this id',
-      );
-    }
-    const currency = input.currency ?? customer.currency;
-    if (!currency) {
-      throw DomainError.onField(
-        'INVALID_REFERENCE',
-        ['currency'],
-        'is required: the customer has no preferred currency to fall back to',
-      );
-    }
+    const { customer, currency } = await new CustomerService(this.ctx).toBill(
+      input.customerId,
+      input.currency,
+    );
     const items = await this.resolveItems(this.ctx.em, input.items, currency, 'items');
     const { start, end } = input.term;
     const renewal = end ? termLength(start, end) : null;
