@@ -12,14 +12,15 @@ import { createApp } from '../src/app.ts';
 import { AccessService } from '../src/auth/access.service.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, openOrm } from '../src/db/orm.ts';
+import { entities } from '../src/modules/registry.ts';
 
 const customers = Number(process.argv[2] ?? 500);
 const dataDir = await mkdtemp(path.join(tmpdir(), 'billing-bench-'));
 await chmod(dataDir, 0o755);
 const database = await startEmbeddedDatabase(dataDir);
 // Migrating and creating the environment and its token take the owner; the app acts as the app role.
-const owner = await openOrm(database.url, { poolMax: 1, owner: true });
-const orm = await openOrm(database.url, { poolMax: 10 });
+const owner = await openOrm(database.url, { entities, poolMax: 1, owner: true });
+const orm = await openOrm(database.url, { entities, poolMax: 10 });
 try {
   await migrate(owner);
   const access = new AccessService(owner.em.fork());

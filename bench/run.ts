@@ -26,6 +26,7 @@ import { pino } from 'pino';
 import { createApp } from '../src/app.ts';
 import { freePort, startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, type Orm, openOrm } from '../src/db/orm.ts';
+import { entities } from '../src/modules/registry.ts';
 import { Baseline, createBaselineServer } from './baseline-server.ts';
 import { measure, residentMemory } from './load.ts';
 import { type BenchReport, renderReport, type ScenarioResult, type Side, targets } from './report.ts';
@@ -220,12 +221,12 @@ async function main(): Promise<void> {
   let baseline: Child | undefined;
   try {
     // The owner migrates and seeds (row-level security binds the app role to one environment per transaction).
-    const owner = await openOrm(database.url, { poolMax: 4, owner: true });
+    const owner = await openOrm(database.url, { entities, poolMax: 4, owner: true });
     await migrate(owner);
     log(`seeding ${SEED.customers} customers and ${SEED.invoices} invoices`);
     const data: SeededData = await seed(owner);
     await owner.close();
-    const orm = await openOrm(database.url, { poolMax: 4 });
+    const orm = await openOrm(database.url, { entities, poolMax: 4 });
     const list = scenarios(data).filter(
       (scenario) => !settings.only || scenario.name.includes(settings.only),
     );

@@ -8,17 +8,17 @@ import { useCompiledQueries } from './graphql/jit.ts';
 import { schema } from './graphql/schema.ts';
 import { useStorableInput } from './graphql/storable-input.ts';
 import { useTenantTransaction } from './graphql/tenant-transaction.plugin.ts';
+import { errorToProblem, problemResponse } from './http/problem.ts';
 import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
 import { graphqlLimitPlugins } from './limits/graphql-limits.ts';
 import { RateLimiter, type RateLimitOptions } from './limits/rate-limit.ts';
 import type { Logger } from './logger.ts';
 import { observeDatabasePool } from './metrics.ts';
 import { useAuditOperation } from './modules/audit/audit.plugin.ts';
+import { routes } from './modules/registry.ts';
 import { METRICS_PATH, useObservability } from './observability.ts';
 import { API_REFERENCE_PATHS, useApiReference } from './rest/api-reference.ts';
-import { errorToProblem, problemResponse } from './rest/problem.ts';
 import { methodNotAllowedResponse, notFoundResponse, RestRouter, type Route } from './rest/router.ts';
-import { routes } from './rest/routes.ts';
 
 export type AppOptions = {
   orm: MikroORM;

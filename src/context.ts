@@ -1,14 +1,47 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { setAuditContext } from './audit/audit.context.ts';
 import type { ApiToken } from './auth/api-token.entity.ts';
-import { Loaders } from './loaders.ts';
-import { setAuditContext } from './modules/audit/audit.context.ts';
+import { inEnvironment } from './db/tenant-transaction.ts';
+
+/** A module's batch loaders for one request, built from the request's EntityManager and environment. */
+export type LoaderSet<T> = (em: EntityManager, environmentId: string) => T;
+
+/**
+ * The request's dataloaders. Each module declares its set (`<domain>.reads.ts`); a set is built the
+ * first time the request uses it and kept for the rest of the request, so a request builds only the
+ * loaders it needs, once. A service that changed rows a set may hold forgets that set.
+ */
+export class RequestLoaders {
+  private readonly em: EntityManager;
+  private readonly environmentId: string;
+  private readonly built = new Map<LoaderSet<unknown>, unknown>();
+
+  constructor(em: EntityManager, environmentId: string) {
+    this.em = em;
+    this.environmentId = environmentId;
+  }
+
+  of<T>(set: LoaderSet<T>): T {
+    let loaders = this.built.get(set) as T | undefined;
+    if (loaders === undefined) {
+      loaders = set(this.em, this.environmentId);
+      this.built.set(set, loaders);
+    }
+    return loaders;
+  }
+
+  /** Drops what `set` has loaded: its next use reads afresh. */
+  forget(set: LoaderSet<unknown>): void {
+    this.built.delete(set);
+  }
+}
 
 /** Everything a service needs to act for one request inside one environment. */
 export type RequestContext = {
   em: EntityManager;
   environmentId: string;
   token: ApiToken;
-  loaders: Loaders;
+  loaders: RequestLoaders;
 };
 
 /** What services that also serve the server's own jobs act with: there is no token then. */
@@ -20,7 +53,7 @@ export function createRequestContext(
   token: ApiToken,
 ): RequestContext {
   setAuditContext(em, { tokenId: token.id });
-  return { em, environmentId, token, loaders: new Loaders(em, environmentId) };
+  return { em, environmentId, token, loaders: new RequestLoaders(em, environmentId) };
 }
 
 /** A context for a job of the server itself; `operation` names the job in the audit trail. */
@@ -30,5 +63,18 @@ export function createJobContext(
   operation: string,
 ): ServiceContext {
   setAuditContext(em, { operation });
-  return { em, environmentId, loaders: new Loaders(em, environmentId) };
+  return { em, environmentId, loaders: new RequestLoaders(em, environmentId) };
+}
+
+/**
+ * Runs one request's database work in its environment's transaction, on a request context whose
+ * EntityManager and dataloaders belong to that transaction.
+ */
+export function inRequestTransaction<T>(
+  ctx: RequestContext,
+  work: (ctx: RequestContext) => Promise<T>,
+): Promise<T> {
+  return inEnvironment(ctx.em, ctx.environmentId, (tx) =>
+    work(createRequestContext(tx, ctx.environmentId, ctx.token)),
+  );
 }

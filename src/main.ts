@@ -7,6 +7,7 @@ import { assertAppRole, migrate, type Orm, openOrm } from './db/orm.ts';
 import { scheduleIdempotencyPurge } from './idempotency/idempotency.service.ts';
 import { createLogger } from './logger.ts';
 import { BillingScheduler } from './modules/billing/billing.scheduler.ts';
+import { entities } from './modules/registry.ts';
 
 let config: ReturnType<typeof loadConfig>;
 try {
@@ -22,7 +23,7 @@ const database = await openDatabase(config, logger);
 const baseUrl = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
 
 // Migrations and the first start's environment and token need the database owner; requests never do.
-const owner = await openOrm(database.url, { poolMax: 1, owner: true });
+const owner = await openOrm(database.url, { entities, poolMax: 1, owner: true });
 let graphiqlHeaders: Record<string, string>;
 try {
   if (config.MIGRATE_ON_START) {
@@ -34,7 +35,7 @@ try {
   await owner.close();
 }
 
-const orm = await openOrm(database.url, { poolMax: config.DB_POOL_MAX });
+const orm = await openOrm(database.url, { entities, poolMax: config.DB_POOL_MAX });
 try {
   await assertAppRole(orm);
 } catch (error) {

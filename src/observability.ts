@@ -2,10 +2,10 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { getOperationAST } from 'graphql';
 import { type Plugin, shouldRenderGraphiQL } from 'graphql-yoga';
 import { validate as isUuid } from 'uuid';
+import { CLIENT_CLOSED_REQUEST } from './http/body.ts';
+import { problemResponse } from './http/problem.ts';
 import { type Logger, type RequestScope, requestScope } from './logger.ts';
 import { httpRequestDuration, httpRequestsTotal, metricsRegistry } from './metrics.ts';
-import { CLIENT_CLOSED_REQUEST } from './rest/body.ts';
-import { problemResponse } from './rest/problem.ts';
 import type { RestRouter } from './rest/router.ts';
 
 export const METRICS_PATH = '/metrics';

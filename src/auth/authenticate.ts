@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { validate as isUuid } from 'uuid';
 import { createRequestContext, type RequestContext } from '../context.ts';
-import { problemResponse } from '../rest/problem.ts';
+import { problemResponse } from '../http/problem.ts';
 import { AccessService } from './access.service.ts';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;

@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrate, type Orm, openOrm } from '../db/orm.ts';
 import { createLogger } from '../logger.ts';
+import { entities } from '../modules/registry.ts';
 
 const USAGE = `Usage: npm run -s cli -- <command> [options]
 
@@ -125,7 +126,7 @@ async function main(argv: string[]): Promise<number> {
   const logger = createLogger('warn', false);
   const database = await openDatabase(config, logger);
   // Administration (environments, tokens, migrations) is the owner's business, not the application role's.
-  const orm = await openOrm(database.url, { poolMax: 2, owner: true });
+  const orm = await openOrm(database.url, { entities, poolMax: 2, owner: true });
   try {
     const output = await command(new AccessService(orm.em.fork()), orm);
     console.log(argv.includes('--json') ? JSON.stringify(output.json) : output.text);

@@ -152,7 +152,7 @@ export async function leanFind<T extends object>(
   entity: EntityName<T>,
   where: LeanFilter<T>,
   options: FindOptions<T> = {},
-): Promise<T[]> {
+): Promise<Readonly<T>[]> {
   const { meta, converters } = shapeOf(em, entity as EntityName<object>);
   const comparator = em.getComparator();
   return (await selectRows(em, entity, where, options)).map((row) => {
@@ -160,7 +160,7 @@ export async function leanFind<T extends object>(
     for (const { name, convert } of converters) {
       if (data[name] != null) data[name] = convert(data[name]);
     }
-    return Object.freeze(data) as T;
+    return Object.freeze(data) as Readonly<T>;
   });
 }
 

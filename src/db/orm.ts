@@ -1,9 +1,9 @@
+import type { EntitySchema } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { migrations } from '../../migrations/index.ts';
-import { AuditSubscriber } from '../modules/audit/audit.subscriber.ts';
-import { entities } from './entities.ts';
+import { AuditSubscriber } from '../audit/audit.subscriber.ts';
 import { DatabaseClient } from './unavailable.ts';
 
 export type Orm = MikroORM;
@@ -16,6 +16,8 @@ export type Orm = MikroORM;
 export const APP_ROLE = 'billing_app';
 
 export type OrmOptions = {
+  /** The tables to map: the module registry's `entities` (src/modules/registry.ts). */
+  entities: readonly EntitySchema[];
   poolMax?: number;
   /**
    * Act as the connecting user itself (the tables' owner) instead of switching to APP_ROLE: for
@@ -24,10 +26,10 @@ export type OrmOptions = {
   owner?: boolean;
 };
 
-export function ormOptions(clientUrl: string, options: OrmOptions = {}): Options {
+export function ormOptions(clientUrl: string, options: OrmOptions): Options {
   return {
     clientUrl,
-    entities,
+    entities: [...options.entities],
     subscribers: [new AuditSubscriber()],
     extensions: [Migrator],
     discovery: { checkDuplicateTableNames: true },
@@ -58,7 +60,7 @@ export function ormOptions(clientUrl: string, options: OrmOptions = {}): Options
 }
 
 /** The ORM the application serves requests with (as APP_ROLE), or with `owner`, the one migrations need. */
-export async function openOrm(clientUrl: string, options: OrmOptions = {}): Promise<Orm> {
+export async function openOrm(clientUrl: string, options: OrmOptions): Promise<Orm> {
   return MikroORM.init(ormOptions(clientUrl, options));
 }
 

@@ -1,6 +1,5 @@
 import { TransactionContext } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { createRequestContext, type RequestContext } from '../context.ts';
 import { APP_ROLE } from './orm.ts';
 
 /** The setting the row-level security policies compare every tenant row's environment_id with. */
@@ -45,17 +44,4 @@ export async function inEnvironment<T>(
 /** Makes the transaction `inEnvironment` opened with `em` roll back when its work returns. */
 export function markRollbackOnly(em: EntityManager): void {
   rollbackOnly.add(em);
-}
-
-/**
- * Runs one request's database work in its environment's transaction, on a request context whose
- * EntityManager and dataloaders belong to that transaction.
- */
-export function inRequestTransaction<T>(
-  ctx: RequestContext,
-  work: (ctx: RequestContext) => Promise<T>,
-): Promise<T> {
-  return inEnvironment(ctx.em, ctx.environmentId, (tx) =>
-    work(createRequestContext(tx, ctx.environmentId, ctx.token)),
-  );
 }

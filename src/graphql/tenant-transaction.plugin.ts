@@ -1,7 +1,7 @@
 import type { ExecutionResult } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
-import { inRequestTransaction } from '../db/tenant-transaction.ts';
+import { inRequestTransaction } from '../context.ts';
 
 type Context = RequestContext & YogaInitialContext;
 

@@ -1,7 +1,7 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import { BodyError, readBodyBytes } from '../rest/body.ts';
+import { BodyError, readBodyBytes } from '../http/body.ts';
 
 /**
  * What one GraphQL document may ask for. Depth fits the deepest honest query (a connection's node and

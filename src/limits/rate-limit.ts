@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { problemResponse } from '../rest/problem.ts';
+import { problemResponse } from '../http/problem.ts';
 
 export type RateLimitOptions = { maxRequests: number; windowSeconds: number };
 

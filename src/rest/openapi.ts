@@ -6,8 +6,8 @@ import {
   type ZodOpenApiResponseObject,
 } from 'zod-openapi';
 import packageJson from '../../package.json' with { type: 'json' };
-import { MAX_BODY_BYTES } from './body.ts';
-import { PROBLEM_CONTENT_TYPE } from './problem.ts';
+import { MAX_BODY_BYTES } from '../http/body.ts';
+import { PROBLEM_CONTENT_TYPE } from '../http/problem.ts';
 import type { Route } from './router.ts';
 
 export const OPENAPI_PATH = '/openapi.json';

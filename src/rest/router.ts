@@ -2,9 +2,12 @@ import { Response } from '@whatwg-node/fetch';
 import Negotiator from 'negotiator';
 import { validate as isUuid } from 'uuid';
 import type { z } from 'zod';
+import { setAuditContext } from '../audit/audit.context.ts';
 import type { RequestContext } from '../context.ts';
-import { inRequestTransaction } from '../db/tenant-transaction.ts';
+import { inRequestTransaction } from '../context.ts';
 import { DomainError } from '../errors.ts';
+import { BodyError, CLIENT_CLOSED_REQUEST, readJsonBody } from '../http/body.ts';
+import { errorToProblem, problemResponse } from '../http/problem.ts';
 import {
   IDEMPOTENT_REPLAYED_HEADER,
   IdempotencyService,
@@ -13,10 +16,7 @@ import {
   requestFingerprint,
 } from '../idempotency/idempotency.service.ts';
 import type { Logger } from '../logger.ts';
-import { setAuditContext } from '../modules/audit/audit.context.ts';
 import { assertStorableInput } from '../validation.ts';
-import { BodyError, CLIENT_CLOSED_REQUEST, readJsonBody } from './body.ts';
-import { errorToProblem, problemResponse } from './problem.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -6,6 +6,7 @@
 import { createJobContext } from '../../src/context.ts';
 import { openOrm } from '../../src/db/orm.ts';
 import { BillingRunService } from '../../src/modules/billing/billing-run.service.ts';
+import { entities } from '../../src/modules/registry.ts';
 
 const [databaseUrl, environmentId, asOf, pauseAfter] = process.argv.slice(2) as [
   string,
@@ -13,7 +14,7 @@ const [databaseUrl, environmentId, asOf, pauseAfter] = process.argv.slice(2) as 
   string,
   string,
 ];
-const orm = await openOrm(databaseUrl, { poolMax: 4 });
+const orm = await openOrm(databaseUrl, { entities, poolMax: 4 });
 const ctx = createJobContext(orm.em.fork(), environmentId, 'billingRun');
 const run = await new BillingRunService(ctx).run(new Date(asOf), {
   triggeredBy: 'schedule',

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessService } from '../../src/auth/access.service.ts';
 import { type EmbeddedDatabase, freePort, startEmbeddedDatabase } from '../../src/db/embedded.ts';
 import { migrate, openOrm } from '../../src/db/orm.ts';
+import { entities } from '../../src/modules/registry.ts';
 import { type ServerProcess, startServer, stopServer } from '../support/server-process.ts';
 
 /**
@@ -27,7 +28,7 @@ describe('the server while its database is down', () => {
     await chmod(dataDir, 0o755);
     port = await freePort();
     database = await startDatabase();
-    const orm = await openOrm(database.url, { poolMax: 1, owner: true });
+    const orm = await openOrm(database.url, { entities, poolMax: 1, owner: true });
     await migrate(orm);
     const access = new AccessService(orm.em.fork());
     const environment = await access.createEnvironment('Fault');

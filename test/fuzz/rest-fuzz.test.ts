@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROBLEM_CONTENT_TYPE } from '../../src/rest/problem.ts';
+import { PROBLEM_CONTENT_TYPE } from '../../src/http/problem.ts';
+import { routes } from '../../src/modules/registry.ts';
 import type { Route } from '../../src/rest/router.ts';
-import { routes } from '../../src/rest/routes.ts';
 import { createLedgerAccount, createProduct, createTaxCode, gql } from '../support/catalog.ts';
 import { setupTestApp, type TestEnvironment, type TestResponse } from '../support/harness.ts';
 

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { ormOptions } from '../../src/db/orm.ts';
+import { entities } from '../../src/modules/registry.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 import { invoiceFixtures } from './fixtures.ts';
 
@@ -186,7 +187,7 @@ describe('loading a page of invoices', () => {
       }),
     );
     orm = await MikroORM.init({
-      ...ormOptions(t.databaseUrl, { poolMax: 2 }),
+      ...ormOptions(t.databaseUrl, { entities, poolMax: 2 }),
       debug: ['query'],
       loggerFactory: (options) => {
         counter = new StatementCounter(options);

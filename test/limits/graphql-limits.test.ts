@@ -1,7 +1,7 @@
 import { getIntrospectionQuery } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MAX_BODY_BYTES } from '../../src/http/body.ts';
 import { GRAPHQL_LIMITS } from '../../src/limits/graphql-limits.ts';
-import { MAX_BODY_BYTES } from '../../src/rest/body.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 
 const t = setupTestApp();

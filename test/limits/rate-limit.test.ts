@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/app.ts';
 import { type Orm, openOrm } from '../../src/db/orm.ts';
+import { entities } from '../../src/modules/registry.ts';
 import { expectProblem, setupTestApp, type TestEnvironment } from '../support/harness.ts';
 
 const rateLimit = { maxRequests: 3, windowSeconds: 3600 };
@@ -16,7 +17,7 @@ describe('rate limit per API token', () => {
     env = await t.createEnvironment('Limited');
     other = await t.createEnvironment('Other');
     // A second app on its own connection pool stands for a second server process.
-    const orm = await openOrm(t.databaseUrl, { poolMax: 2 });
+    const orm = await openOrm(t.databaseUrl, { entities, poolMax: 2 });
     otherProcess = { orm, app: createApp({ orm, logger: pino({ level: 'silent' }), rateLimit }) };
   });
 

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES } from '../../src/rest/body.ts';
+import { MAX_BODY_BYTES } from '../../src/http/body.ts';
 import { expectProblem, setupTestApp, type TestEnvironment } from '../support/harness.ts';
 
 const t = setupTestApp();

@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { routes } from '../../src/rest/routes.ts';
+import { routes } from '../../src/modules/registry.ts';
 import { addFormats, ContractChecker } from '../support/contract.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 

@@ -6,6 +6,7 @@ import { createApp } from '../../src/app.ts';
 import { AccessService } from '../../src/auth/access.service.ts';
 import { dropDatabase, withDatabase } from '../../src/db/admin.ts';
 import { APP_ROLE, assertAppRole, migrate, openOrm } from '../../src/db/orm.ts';
+import { entities } from '../../src/modules/registry.ts';
 
 /**
  * A managed database: the DATABASE_URL user owns the database but is no superuser and may not create
@@ -45,7 +46,7 @@ describe('a database owner that is not a superuser', () => {
   });
 
   it('cannot migrate until it may switch to the application role, and says what a DBA must grant', async () => {
-    const orm = await openOrm(ownerUrl, { poolMax: 1, owner: true });
+    const orm = await openOrm(ownerUrl, { entities, poolMax: 1, owner: true });
     try {
       await expect(migrate(orm)).rejects.toThrow(`grant ${APP_ROLE} to ${owner}`);
     } finally {
@@ -54,7 +55,7 @@ describe('a database owner that is not a superuser', () => {
   });
 
   it('gets a clear message at start when its connections cannot act as the application role', async () => {
-    const orm = await openOrm(ownerUrl, { poolMax: 1 });
+    const orm = await openOrm(ownerUrl, { entities, poolMax: 1 });
     try {
       await expect(assertAppRole(orm)).rejects.toThrow(`may not switch to the role ${APP_ROLE}`);
     } finally {
@@ -65,8 +66,8 @@ describe('a database owner that is not a superuser', () => {
   it('migrates once granted the role, serves requests, and is itself held to the policies', async () => {
     // given the grant a DBA makes
     await asSuperuser(`grant ${APP_ROLE} to ${owner}`);
-    const ownerOrm = await openOrm(ownerUrl, { poolMax: 1, owner: true });
-    const orm = await openOrm(ownerUrl, { poolMax: 2 });
+    const ownerOrm = await openOrm(ownerUrl, { entities, poolMax: 1, owner: true });
+    const orm = await openOrm(ownerUrl, { entities, poolMax: 2 });
     try {
       // when it migrates and serves a request
       await migrate(ownerOrm);

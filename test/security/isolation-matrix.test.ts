@@ -12,7 +12,7 @@ import {
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../../src/graphql/schema.ts';
-import { routes } from '../../src/rest/routes.ts';
+import { routes } from '../../src/modules/registry.ts';
 import { setupTestApp, type TestResponse } from '../support/harness.ts';
 import {
   BILLING_AS_OF,

@@ -3,6 +3,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { migrations } from '../../migrations/index.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../src/db/admin.ts';
 import { migrate, openOrm } from '../../src/db/orm.ts';
+import { entities } from '../../src/modules/registry.ts';
 
 /**
  * Pending migrations run whatever their name: a database that ran the tenant isolation migration before
@@ -13,7 +14,7 @@ describe('a database migrated past the tenant isolation before the subscription 
     const adminUrl = inject('adminUrl');
     const name = `order_${randomBytes(6).toString('hex')}`;
     await ensureDatabase(adminUrl, name);
-    const orm = await openOrm(withDatabase(adminUrl, name), { poolMax: 1, owner: true });
+    const orm = await openOrm(withDatabase(adminUrl, name), { entities, poolMax: 1, owner: true });
     try {
       // given every migration but the subscription ones, the tenant isolation included
       const later = [

@@ -2,10 +2,10 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { pino } from 'pino';
 import { GRAPHQL_PATH } from '../../src/app.ts';
+import { PROBLEM_CONTENT_TYPE } from '../../src/http/problem.ts';
+import { routes } from '../../src/modules/registry.ts';
 import { createOpenApiDocument, type OpenApiDocument } from '../../src/rest/openapi.ts';
-import { PROBLEM_CONTENT_TYPE } from '../../src/rest/problem.ts';
 import { RestRouter } from '../../src/rest/router.ts';
-import { routes } from '../../src/rest/routes.ts';
 
 // ajv-formats is CommonJS with a `default` beside `module.exports`; TypeScript sees only the former.
 export const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;

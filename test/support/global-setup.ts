@@ -5,6 +5,7 @@ import type { TestProject } from 'vitest/node';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../src/db/admin.ts';
 import { startEmbeddedDatabase } from '../../src/db/embedded.ts';
 import { migrate, openOrm } from '../../src/db/orm.ts';
+import { entities } from '../../src/modules/registry.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -39,7 +40,7 @@ export default async function setup(project: TestProject) {
   const templateDatabase = `billing_template_${process.pid}`;
   const templateUrl = withDatabase(adminUrl, templateDatabase);
   await ensureDatabase(adminUrl, templateDatabase);
-  const orm = await openOrm(templateUrl, { poolMax: 1, owner: true });
+  const orm = await openOrm(templateUrl, { entities, poolMax: 1, owner: true });
   await migrate(orm);
   await orm.close();
 

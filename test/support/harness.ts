@@ -6,6 +6,7 @@ import { type App, type AppOptions, createApp } from '../../src/app.ts';
 import { AccessService } from '../../src/auth/access.service.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../src/db/admin.ts';
 import { type Orm, openOrm } from '../../src/db/orm.ts';
+import { entities } from '../../src/modules/registry.ts';
 import { ContractChecker } from './contract.ts';
 
 export type TestEnvironment = { id: string; token: string; headers: Record<string, string> };
@@ -66,8 +67,8 @@ export function setupTestApp(options: Omit<AppOptions, 'orm' | 'logger'> = {}): 
 
   beforeAll(async () => {
     await ensureDatabase(adminUrl, name, inject('templateDatabase'));
-    harness.orm = await openOrm(databaseUrl, { poolMax: 8 });
-    harness.adminOrm = await openOrm(databaseUrl, { poolMax: 2, owner: true });
+    harness.orm = await openOrm(databaseUrl, { entities, poolMax: 8 });
+    harness.adminOrm = await openOrm(databaseUrl, { entities, poolMax: 2, owner: true });
     harness.app = createApp({ ...options, orm: harness.orm, logger: pino({ level: 'silent' }) });
   });
 

@@ -1,6 +1,6 @@
+import { AUDIT_ACTIONS, type AuditEvent } from '../../audit/audit-event.entity.ts';
 import { builder } from '../../graphql/builder.ts';
 import { AuditService } from './audit.service.ts';
-import { AUDIT_ACTIONS, type AuditEvent } from './audit-event.entity.ts';
 
 const AuditActionEnum = builder.enumType('AuditAction', { values: AUDIT_ACTIONS });
 

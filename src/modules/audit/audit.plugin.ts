@@ -1,7 +1,7 @@
 import { getOperationAST, Kind } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { setAuditContext } from '../../audit/audit.context.ts';
 import type { RequestContext } from '../../context.ts';
-import { setAuditContext } from './audit.context.ts';
 
 /** Names the audit operation of a GraphQL mutation after its root fields (`customerCreate`). */
 export function useAuditOperation(): Plugin<RequestContext> {

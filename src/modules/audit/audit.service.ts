@@ -1,6 +1,6 @@
+import { type AuditEvent, AuditEventSchema } from '../../audit/audit-event.entity.ts';
 import type { RequestContext } from '../../context.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
-import { type AuditEvent, AuditEventSchema } from './audit-event.entity.ts';
 
 /** Reading the audit trail of one environment (it is written by the AuditSubscriber, never here). */
 export class AuditService {

@@ -1,10 +1,9 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ServiceContext } from '../../context.ts';
+import { RequestLoaders, type ServiceContext } from '../../context.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { inEnvironment } from '../../db/tenant-transaction.ts';
 import { DomainError } from '../../errors.ts';
-import { Loaders } from '../../loaders.ts';
 import { billingRunsTotal } from '../../metrics.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
 import { Exact } from '../invoice/invoice.arithmetic.ts';
@@ -368,7 +367,11 @@ export class BillingRunService {
     if (byCurrency.size === 0) return invoiceOf;
     const { environmentId } = this.ctx;
     const customer = await tx.findOneOrFail(CustomerSchema, { id: customerId, environmentId });
-    const invoices = new InvoiceService({ em: tx, environmentId, loaders: new Loaders(tx, environmentId) });
+    const invoices = new InvoiceService({
+      em: tx,
+      environmentId,
+      loaders: new RequestLoaders(tx, environmentId),
+    });
     for (const [currency, invoiced] of byCurrency) {
       const invoice = await invoices.create({
         customerId,

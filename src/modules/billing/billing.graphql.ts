@@ -2,6 +2,7 @@ import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import type { Invoice } from '../invoice/invoice.entity.ts';
 import { InvoiceRef } from '../invoice/invoice.graphql.ts';
+import { invoiceLoaders } from '../invoice/invoice.reads.ts';
 import { Instant } from '../subscription/subscription.input.ts';
 import {
   BILLING_RUN_STATUSES,
@@ -45,7 +46,7 @@ const BillingRunRef = builder.objectRef<BillingRun>('BillingRun').implement({
       type: [InvoiceRef],
       description: 'The invoices created that still exist (a draft may have been deleted since).',
       resolve: async (run, _args, ctx) =>
-        (await ctx.loaders.invoiceById.loadMany(run.invoiceIds)).filter(
+        (await ctx.loaders.of(invoiceLoaders).byId.loadMany(run.invoiceIds)).filter(
           (invoice): invoice is Invoice => invoice != null && !(invoice instanceof Error),
         ),
     }),

@@ -2,6 +2,7 @@ import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import { type BillingAddress, COLLECTION_MODES, type Customer } from './customer.entity.ts';
 import { CustomerCreateInput, CustomerUpdateInput } from './customer.input.ts';
+import { customerLoaders } from './customer.reads.ts';
 import { CustomerService } from './customer.service.ts';
 
 export const CollectionModeEnum = builder.enumType('CollectionMode', { values: COLLECTION_MODES });
@@ -88,7 +89,7 @@ builder.queryFields((t) => ({
     type: CustomerRef,
     nullable: true,
     args: { id: t.arg({ type: 'UUID', required: true }) },
-    resolve: (_root, { id }, ctx) => ctx.loaders.customerById.load(id),
+    resolve: (_root, { id }, ctx) => ctx.loaders.of(customerLoaders).byId.load(id),
   }),
   customers: t.connection({
     type: CustomerRef,

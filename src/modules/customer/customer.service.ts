@@ -1,9 +1,8 @@
 import type { ServiceContext } from '../../context.ts';
 import { flushOrFail } from '../../db/flush.ts';
-import { findManaged } from '../../db/lean.ts';
+import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
-import { loadOrNotFound } from '../../loaders.ts';
 import {
   BILLING_ADDRESS_FIELDS,
   type BillingAddress,
@@ -11,6 +10,7 @@ import {
   CustomerSchema,
 } from './customer.entity.ts';
 import type { CustomerCreateInput, CustomerUpdateInput } from './customer.input.ts';
+import { customerLoaders } from './customer.reads.ts';
 
 const emptyAddress = (): BillingAddress =>
   Object.fromEntries(BILLING_ADDRESS_FIELDS.map((field) => [field, null])) as BillingAddress;
@@ -23,8 +23,8 @@ export class CustomerService {
     this.ctx = ctx;
   }
 
-  get(id: string): Promise<Customer> {
-    return loadOrNotFound(this.ctx.loaders.customerById, 'Customer', id);
+  get(id: string): Promise<Readonly<Customer>> {
+    return loadOrNotFound(this.ctx.loaders.of(customerLoaders).byId, 'Customer', id);
   }
 
   /**
@@ -35,7 +35,7 @@ export class CustomerService {
     customerId: string,
     currency: string | null | undefined,
   ): Promise<{ customer: Customer; currency: string }> {
-    const customer = await this.ctx.loaders.customerById.load(customerId);
+    const customer = await this.ctx.loaders.of(customerLoaders).byId.load(customerId);
     if (!customer) {
       throw DomainError.onField(
         'INVALID_REFERENCE',
@@ -76,12 +76,8 @@ export class CustomerService {
 
   /** Applies the fields present in `input`; `null` clears a field, an absent one stays. */
   async update(id: string, input: CustomerUpdateInput): Promise<Customer> {
-    // The loader's rows are read-only: the change goes through a managed entity.
-    const [customer] = await findManaged(this.ctx.em, CustomerSchema, {
-      id,
-      environmentId: this.ctx.environmentId,
-    });
-    if (!customer) throw DomainError.notFound('Customer', id);
+    const { em, environmentId } = this.ctx;
+    const customer = await managedOrNotFound(em, CustomerSchema, environmentId, id, 'Customer');
     const { billingAddress, ...fields } = input;
     for (const [key, value] of Object.entries(fields)) {
       if (value !== undefined) Object.assign(customer, { [key]: value });
@@ -91,7 +87,7 @@ export class CustomerService {
     }
     customer.updatedAt = new Date();
     await this.flush();
-    this.ctx.loaders.customerById.clear(id).prime(id, customer);
+    this.ctx.loaders.forget(customerLoaders);
     return customer;
   }
 

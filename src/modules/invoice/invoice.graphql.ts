@@ -20,6 +20,7 @@ import {
   InvoiceUpdateInput,
   SettlementInput,
 } from './invoice.input.ts';
+import { invoiceLoaders } from './invoice.reads.ts';
 import { InvoiceService } from './invoice.service.ts';
 import { InvoiceNumberingService, type NumberingState } from './invoice-numbering.service.ts';
 
@@ -118,18 +119,21 @@ InvoiceRef.implement({
     dueDate: t.expose('dueDate', { type: 'Date', nullable: true }),
     items: t.field({
       type: [InvoiceItemRef],
-      resolve: (invoice, _args, ctx) => ctx.loaders.itemsByInvoiceId.load(invoice.id),
+      resolve: (invoice, _args, ctx) => ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.load(invoice.id),
     }),
     settlements: t.field({
       type: [SettlementRef],
-      resolve: (invoice, _args, ctx) => ctx.loaders.settlementsByInvoiceId.load(invoice.id),
+      resolve: (invoice, _args, ctx) =>
+        ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.load(invoice.id),
     }),
     creditedInvoice: t.field({
       type: InvoiceRef,
       nullable: true,
       description: 'On a credit note: the invoice it credits.',
       resolve: (invoice, _args, ctx) =>
-        invoice.creditedInvoiceId ? ctx.loaders.invoiceById.load(invoice.creditedInvoiceId) : null,
+        invoice.creditedInvoiceId
+          ? ctx.loaders.of(invoiceLoaders).byId.load(invoice.creditedInvoiceId)
+          : null,
     }),
     totalExclVat: t.expose('totalExclVat', { type: 'SafeInt', description: 'Σ item amount.' }),
     totalVat: t.expose('totalVat', { type: 'SafeInt', description: 'Σ item taxAmount.' }),
@@ -369,7 +373,7 @@ builder.queryFields((t) => ({
     type: InvoiceRef,
     nullable: true,
     args: { id: t.arg({ type: 'UUID', required: true }) },
-    resolve: (_root, { id }, ctx) => ctx.loaders.invoiceById.load(id),
+    resolve: (_root, { id }, ctx) => ctx.loaders.of(invoiceLoaders).byId.load(id),
   }),
   invoices: t.connection(
     {

@@ -3,10 +3,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { EnvironmentSchema } from '../../auth/environment.entity.ts';
 import type { ServiceContext } from '../../context.ts';
 import { leanFind } from '../../db/lean.ts';
+import { loadOrNotFound } from '../../db/loaders.ts';
 import { type Connection, leanKeysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
-import { loadOrNotFound } from '../../loaders.ts';
 import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
+import { customerLoaders } from '../customer/customer.reads.ts';
 import { CustomerService } from '../customer/customer.service.ts';
 import { ProductSchema } from '../product/product.entity.ts';
 import { TaxCodeSchema } from '../tax/tax-code.entity.ts';
@@ -35,6 +36,7 @@ import type {
   InvoiceUpdateInput,
   SettlementInput,
 } from './invoice.input.ts';
+import { invoiceLoaders } from './invoice.reads.ts';
 import { takeNextHandle } from './invoice-numbering.service.ts';
 
 /** An invoice with everything its documents show (contract 2.1). */
@@ -134,14 +136,14 @@ export class InvoiceService {
     this.ctx = ctx;
   }
 
-  get(id: string): Promise<Invoice> {
-    return loadOrNotFound(this.ctx.loaders.invoiceById, 'Invoice', id);
+  get(id: string): Promise<Readonly<Invoice>> {
+    return loadOrNotFound(this.ctx.loaders.of(invoiceLoaders).byId, 'Invoice', id);
   }
 
   /** The customer as the invoice shows it: frozen when booked, the live customer while a draft. */
   async customerOf(invoice: Invoice): Promise<InvoiceCustomer> {
     if (invoice.customerSnapshot) return invoice.customerSnapshot;
-    const customer = await this.ctx.loaders.customerById.load(invoice.customerId);
+    const customer = await this.ctx.loaders.of(customerLoaders).byId.load(invoice.customerId);
     if (!customer) throw new Error(`customer ${invoice.customerId} of invoice ${invoice.id} is missing`);
     return customerSummary(customer);
   }
@@ -149,8 +151,8 @@ export class InvoiceService {
   async document(invoice: Invoice): Promise<InvoiceDocument> {
     const [customer, items, settlements] = await Promise.all([
       this.customerOf(invoice),
-      this.ctx.loaders.itemsByInvoiceId.load(invoice.id),
-      this.ctx.loaders.settlementsByInvoiceId.load(invoice.id),
+      this.ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.load(invoice.id),
+      this.ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.load(invoice.id),
     ]);
     return { invoice, customer, items, settlements };
   }
@@ -159,8 +161,8 @@ export class InvoiceService {
     // The id is all the lines and settlements need: they load alongside the invoice, not after it.
     const [invoice, items, settlements] = await Promise.all([
       this.get(id),
-      this.ctx.loaders.itemsByInvoiceId.load(id),
-      this.ctx.loaders.settlementsByInvoiceId.load(id),
+      this.ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.load(id),
+      this.ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.load(id),
     ]);
     return { invoice, customer: await this.customerOf(invoice), items, settlements };
   }
@@ -171,7 +173,7 @@ export class InvoiceService {
     const { creditedInvoiceId } = document.invoice;
     const [environment, credited] = await Promise.all([
       this.ctx.em.findOneOrFail(EnvironmentSchema, { id: this.ctx.environmentId }),
-      creditedInvoiceId ? this.ctx.loaders.invoiceById.load(creditedInvoiceId) : null,
+      creditedInvoiceId ? this.ctx.loaders.of(invoiceLoaders).byId.load(creditedInvoiceId) : null,
     ]);
     return {
       ...document,
@@ -230,8 +232,8 @@ export class InvoiceService {
     });
     // What the transaction wrote is what a read would find: the document needs no further queries.
     const byId = (a: InvoiceItem, b: InvoiceItem) => (a.id < b.id ? -1 : 1);
-    this.ctx.loaders.itemsByInvoiceId.prime(created.invoice.id, created.lines.sort(byId));
-    this.ctx.loaders.settlementsByInvoiceId.prime(created.invoice.id, []);
+    this.ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.prime(created.invoice.id, created.lines.sort(byId));
+    this.ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.prime(created.invoice.id, []);
     return created.invoice;
   }
 
@@ -440,7 +442,7 @@ export class InvoiceService {
       }
       return note;
     });
-    this.forget(invoiceId);
+    this.forget();
     return creditNote;
   }
 
@@ -491,7 +493,7 @@ export class InvoiceService {
       reference: original.handle,
       note: 'Applied to the credited invoice',
     });
-    this.forget(original.id);
+    this.forget();
   }
 
   private addSettlement(
@@ -652,7 +654,7 @@ export class InvoiceService {
     change: (tx: EntityManager, invoice: Invoice) => Promise<T>,
   ): Promise<T> {
     const result = await this.transaction(async (tx) => change(tx, await this.lock(tx, id)));
-    this.forget(id);
+    this.forget();
     return result;
   }
 
@@ -661,9 +663,7 @@ export class InvoiceService {
     return this.ctx.em.transactional((tx) => run(tx as EntityManager), { clear: true });
   }
 
-  private forget(invoiceId: string): void {
-    this.ctx.loaders.invoiceById.clear(invoiceId);
-    this.ctx.loaders.itemsByInvoiceId.clear(invoiceId);
-    this.ctx.loaders.settlementsByInvoiceId.clear(invoiceId);
+  private forget(): void {
+    this.ctx.loaders.forget(invoiceLoaders);
   }
 }

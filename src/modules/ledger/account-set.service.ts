@@ -3,6 +3,7 @@ import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.
 import { DomainError, type FieldIssue } from '../../errors.ts';
 import { ACCOUNT_ROLES, type AccountRole, type AccountSet, AccountSetSchema } from './account-set.entity.ts';
 import type { AccountSetCreateInput } from './ledger.input.ts';
+import { ledgerLoaders } from './ledger.reads.ts';
 import type { LedgerAccount } from './ledger-account.entity.ts';
 
 type AccountField = 'salesAccount' | 'incomeAccount' | 'taxAccount' | 'deferralAccount';
@@ -38,7 +39,7 @@ export class AccountSetService {
 
   /** The ledger account in one role of the set (batched with the other roles and sets of the request). */
   async account(accountSet: AccountSet, role: AccountRole): Promise<LedgerAccount> {
-    const account = await this.ctx.loaders.ledgerAccountById.load(accountSet[role]);
+    const account = await this.ctx.loaders.of(ledgerLoaders).accountById.load(accountSet[role]);
     // Composite foreign keys keep every account of a set in the set's environment.
     if (!account) throw new Error(`account set ${accountSet.id}: ${role} ${accountSet[role]} is missing`);
     return account;
@@ -52,7 +53,7 @@ export class AccountSetService {
 
   private async checkAccounts(input: AccountSetCreateInput): Promise<void> {
     const accounts = await Promise.all(
-      ACCOUNT_ROLES.map((role) => this.ctx.loaders.ledgerAccountById.load(input[role])),
+      ACCOUNT_ROLES.map((role) => this.ctx.loaders.of(ledgerLoaders).accountById.load(input[role])),
     );
     const issues = ACCOUNT_ROLES.flatMap((role, index): FieldIssue[] => {
       const account = accounts[index];

@@ -1,9 +1,10 @@
 import type { RequestContext } from '../../context.ts';
 import { flushOrFail } from '../../db/flush.ts';
+import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
-import { loadOrNotFound } from '../../loaders.ts';
 import type { LedgerAccountCreateInput, LedgerAccountUpdateInput } from './ledger.input.ts';
+import { ledgerLoaders } from './ledger.reads.ts';
 import { type LedgerAccount, LedgerAccountSchema } from './ledger-account.entity.ts';
 
 /** Ledger accounts of one environment. */
@@ -14,8 +15,8 @@ export class LedgerAccountService {
     this.ctx = ctx;
   }
 
-  get(id: string): Promise<LedgerAccount> {
-    return loadOrNotFound(this.ctx.loaders.ledgerAccountById, 'Ledger account', id);
+  get(id: string): Promise<Readonly<LedgerAccount>> {
+    return loadOrNotFound(this.ctx.loaders.of(ledgerLoaders).accountById, 'Ledger account', id);
   }
 
   list(page: PageArgs): Promise<Connection<LedgerAccount>> {
@@ -36,12 +37,14 @@ export class LedgerAccountService {
    * as they are; it only stops new sets from naming it.
    */
   async update(id: string, input: LedgerAccountUpdateInput): Promise<LedgerAccount> {
-    const account = await this.get(id);
+    const { em, environmentId } = this.ctx;
+    const account = await managedOrNotFound(em, LedgerAccountSchema, environmentId, id, 'Ledger account');
     for (const [key, value] of Object.entries(input)) {
       if (value !== undefined) Object.assign(account, { [key]: value });
     }
     account.updatedAt = new Date();
     await this.flush();
+    this.ctx.loaders.forget(ledgerLoaders);
     return account;
   }
 

@@ -3,6 +3,7 @@ import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import { type AccountRole, type AccountSet, RECOGNITION_STRATEGIES } from './account-set.entity.ts';
 import { AccountSetService } from './account-set.service.ts';
 import { AccountSetCreateInput, LedgerAccountCreateInput, LedgerAccountUpdateInput } from './ledger.input.ts';
+import { ledgerLoaders } from './ledger.reads.ts';
 import type { LedgerAccount } from './ledger-account.entity.ts';
 import { LedgerAccountService } from './ledger-account.service.ts';
 
@@ -96,7 +97,7 @@ builder.queryFields((t) => ({
     type: LedgerAccountRef,
     nullable: true,
     args: { id: t.arg({ type: 'UUID', required: true }) },
-    resolve: (_root, { id }, ctx) => ctx.loaders.ledgerAccountById.load(id),
+    resolve: (_root, { id }, ctx) => ctx.loaders.of(ledgerLoaders).accountById.load(id),
   }),
   ledgerAccounts: t.connection({
     type: LedgerAccountRef,
@@ -106,7 +107,7 @@ builder.queryFields((t) => ({
     type: AccountSetRef,
     nullable: true,
     args: { id: t.arg({ type: 'UUID', required: true }) },
-    resolve: (_root, { id }, ctx) => ctx.loaders.accountSetById.load(id),
+    resolve: (_root, { id }, ctx) => ctx.loaders.of(ledgerLoaders).accountSetById.load(id),
   }),
   accountSets: t.connection({
     type: AccountSetRef,

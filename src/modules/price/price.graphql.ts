@@ -2,6 +2,7 @@ import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import { BILLING_METHODS, PRICE_MODELS, type Price, PURCHASES, TERM_UNITS } from './price.entity.ts';
 import { PriceCreateInput, PriceUpdateInput } from './price.input.ts';
+import { priceLoaders } from './price.reads.ts';
 import { PriceService } from './price.service.ts';
 
 export const TermUnitEnum = builder.enumType('TermUnit', { values: TERM_UNITS });
@@ -76,7 +77,7 @@ builder.queryFields((t) => ({
     type: PriceRef,
     nullable: true,
     args: { id: t.arg({ type: 'UUID', required: true }) },
-    resolve: (_root, { id }, ctx) => ctx.loaders.priceById.load(id),
+    resolve: (_root, { id }, ctx) => ctx.loaders.of(priceLoaders).byId.load(id),
   }),
   prices: t.connection({
     type: PriceRef,

@@ -1,9 +1,10 @@
 import type { RequestContext } from '../../context.ts';
+import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue } from '../../errors.ts';
-import { loadOrNotFound } from '../../loaders.ts';
 import { type Price, PriceSchema } from './price.entity.ts';
 import type { PriceCreateInput, PriceUpdateInput } from './price.input.ts';
+import { priceLoaders } from './price.reads.ts';
 import type { Pricing } from './pricing.ts';
 
 /** Prices of one environment: the rules both faces go through. */
@@ -14,8 +15,8 @@ export class PriceService {
     this.ctx = ctx;
   }
 
-  get(id: string): Promise<Price> {
-    return loadOrNotFound(this.ctx.loaders.priceById, 'Price', id);
+  get(id: string): Promise<Readonly<Price>> {
+    return loadOrNotFound(this.ctx.loaders.of(priceLoaders).byId, 'Price', id);
   }
 
   list(page: PageArgs): Promise<Connection<Price>> {
@@ -38,7 +39,8 @@ export class PriceService {
    * stored value is accepted (and changes nothing), sending another one is refused.
    */
   async update(id: string, input: PriceUpdateInput): Promise<Price> {
-    const price = await this.get(id);
+    const { em, environmentId } = this.ctx;
+    const price = await managedOrNotFound(em, PriceSchema, environmentId, id, 'Price');
     const fixed: FieldIssue[] = (['purchase', 'method'] as const)
       .filter((field) => input[field] !== undefined && input[field] !== price[field])
       .map((field) => ({
@@ -48,6 +50,7 @@ export class PriceService {
     if (fixed.length > 0) throw DomainError.invalidInput(fixed);
     Object.assign(price, replaceable(input), { updatedAt: new Date() });
     await this.ctx.em.flush();
+    this.ctx.loaders.forget(priceLoaders);
     return price;
   }
 }

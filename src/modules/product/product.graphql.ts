@@ -2,6 +2,7 @@ import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import type { Product } from './product.entity.ts';
 import { ProductCreateInput, ProductUpdateInput } from './product.input.ts';
+import { productLoaders } from './product.reads.ts';
 import { ProductService } from './product.service.ts';
 
 export const ProductRef = builder.objectRef<Product>('Product').implement({
@@ -54,7 +55,7 @@ builder.queryFields((t) => ({
     type: ProductRef,
     nullable: true,
     args: { id: t.arg({ type: 'UUID', required: true }) },
-    resolve: (_root, { id }, ctx) => ctx.loaders.productById.load(id),
+    resolve: (_root, { id }, ctx) => ctx.loaders.of(productLoaders).byId.load(id),
   }),
   products: t.connection({
     type: ProductRef,

@@ -1,11 +1,12 @@
 import type { RequestContext } from '../../context.ts';
 import { flushOrFail } from '../../db/flush.ts';
+import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
-import { loadOrNotFound } from '../../loaders.ts';
 import { TaxCodeService } from '../tax/tax-code.service.ts';
 import { type Product, ProductSchema } from './product.entity.ts';
 import type { ProductCreateInput, ProductUpdateInput } from './product.input.ts';
+import { productLoaders } from './product.reads.ts';
 
 const unknownTaxCode = () =>
   DomainError.onField('INVALID_REFERENCE', ['taxCode'], 'is not the code of a tax code of this environment');
@@ -18,8 +19,8 @@ export class ProductService {
     this.ctx = ctx;
   }
 
-  get(id: string): Promise<Product> {
-    return loadOrNotFound(this.ctx.loaders.productById, 'Product', id);
+  get(id: string): Promise<Readonly<Product>> {
+    return loadOrNotFound(this.ctx.loaders.of(productLoaders).byId, 'Product', id);
   }
 
   /** The product whose handle (SKU) this is, or null when the environment has none. */
@@ -46,13 +47,15 @@ export class ProductService {
 
   /** Applies the fields present in `input`; `null` clears a field, an absent one stays. */
   async update(id: string, input: ProductUpdateInput): Promise<Product> {
-    const product = await this.get(id);
+    const { em, environmentId } = this.ctx;
+    const product = await managedOrNotFound(em, ProductSchema, environmentId, id, 'Product');
     await this.checkTaxCode(input.taxCode);
     for (const [key, value] of Object.entries(input)) {
       if (value !== undefined) Object.assign(product, { [key]: value });
     }
     product.updatedAt = new Date();
     await this.flush();
+    this.ctx.loaders.forget(productLoaders);
     return product;
   }
 

@@ -1,8 +1,11 @@
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import { CustomerRef } from '../customer/customer.graphql.ts';
+import { customerLoaders } from '../customer/customer.reads.ts';
 import { BillingMethodEnum, PriceRef, PurchaseEnum, TermUnitEnum } from '../price/price.graphql.ts';
+import { priceLoaders } from '../price/price.reads.ts';
 import { ProductRef } from '../product/product.graphql.ts';
+import { productLoaders } from '../product/product.reads.ts';
 import { pendingPeriod } from './subscription.cycle.ts';
 import {
   SUBSCRIPTION_STATUSES,
@@ -18,6 +21,7 @@ import {
   UsageRecordInput,
 } from './subscription.input.ts';
 import type { Period } from './subscription.periods.ts';
+import { subscriptionLoaders } from './subscription.reads.ts';
 import { SubscriptionService } from './subscription.service.ts';
 
 export const SubscriptionStatusEnum = builder.enumType('SubscriptionStatus', {
@@ -47,11 +51,13 @@ export const SubscriptionItemRef = builder.objectRef<SubscriptionItem>('Subscrip
     id: t.expose('id', { type: 'UUID' }),
     product: t.field({
       type: ProductRef,
-      resolve: async (item, _args, ctx) => (await ctx.loaders.productById.load(item.productId)) as never,
+      resolve: async (item, _args, ctx) =>
+        (await ctx.loaders.of(productLoaders).byId.load(item.productId)) as never,
     }),
     price: t.field({
       type: PriceRef,
-      resolve: async (item, _args, ctx) => (await ctx.loaders.priceById.load(item.priceId)) as never,
+      resolve: async (item, _args, ctx) =>
+        (await ctx.loaders.of(priceLoaders).byId.load(item.priceId)) as never,
     }),
     quantity: t.float({
       description: 'Not used by event-based items, which bill the usage of each period.',
@@ -86,7 +92,7 @@ export const SubscriptionItemRef = builder.objectRef<SubscriptionItem>('Subscrip
       nullable: true,
       description: 'The period the next bill covers.',
       resolve: async (item, _args, ctx) => {
-        const subscription = await ctx.loaders.subscriptionById.load(item.subscriptionId);
+        const subscription = await ctx.loaders.of(subscriptionLoaders).byId.load(item.subscriptionId);
         return subscription ? pendingPeriod(subscription, item) : null;
       },
     }),
@@ -102,7 +108,7 @@ export const SubscriptionRef = builder.objectRef<Subscription>('CustomerSubscrip
     customer: t.field({
       type: CustomerRef,
       resolve: async (subscription, _args, ctx) =>
-        (await ctx.loaders.customerById.load(subscription.customerId)) as never,
+        (await ctx.loaders.of(customerLoaders).byId.load(subscription.customerId)) as never,
     }),
     currency: t.exposeString('currency'),
     term: t.field({ type: TermRef, resolve: (subscription) => subscription }),
@@ -118,7 +124,8 @@ export const SubscriptionRef = builder.objectRef<Subscription>('CustomerSubscrip
     items: t.field({
       type: [SubscriptionItemRef],
       description: 'Every item, including removed and finished ones.',
-      resolve: (subscription, _args, ctx) => ctx.loaders.itemsBySubscriptionId.load(subscription.id),
+      resolve: (subscription, _args, ctx) =>
+        ctx.loaders.of(subscriptionLoaders).itemsBySubscriptionId.load(subscription.id),
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
@@ -219,7 +226,7 @@ builder.queryFields((t) => ({
     type: SubscriptionRef,
     nullable: true,
     args: { id: t.arg({ type: 'UUID', required: true }) },
-    resolve: (_root, { id }, ctx) => ctx.loaders.subscriptionById.load(id),
+    resolve: (_root, { id }, ctx) => ctx.loaders.of(subscriptionLoaders).byId.load(id),
   }),
   subscriptions: t.connection(
     {

@@ -2,12 +2,14 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../context.ts';
 import { flushOrFail } from '../../db/flush.ts';
+import { loadOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
-import { loadOrNotFound } from '../../loaders.ts';
 import { CustomerService } from '../customer/customer.service.ts';
 import { type Price, PriceSchema } from '../price/price.entity.ts';
+import { priceLoaders } from '../price/price.reads.ts';
 import { type Product, ProductSchema } from '../product/product.entity.ts';
+import { productLoaders } from '../product/product.reads.ts';
 import {
   changeQuantity,
   endItem,
@@ -40,6 +42,7 @@ import {
   type Period,
   termLength,
 } from './subscription.periods.ts';
+import { subscriptionLoaders } from './subscription.reads.ts';
 
 type ResolvedItem = { input: SubscriptionItemInput; product: Product; price: Price };
 
@@ -57,19 +60,21 @@ export class SubscriptionService {
     this.ctx = ctx;
   }
 
-  get(id: string): Promise<Subscription> {
-    return loadOrNotFound(this.ctx.loaders.subscriptionById, 'Subscription', id);
+  get(id: string): Promise<Readonly<Subscription>> {
+    return loadOrNotFound(this.ctx.loaders.of(subscriptionLoaders).byId, 'Subscription', id);
   }
 
   async read(id: string): Promise<SubscriptionDocument> {
     const subscription = await this.get(id);
     const { loaders } = this.ctx;
-    const billing = (await loaders.itemsBySubscriptionId.load(id)).filter((item) => item.billAt);
+    const billing = (await loaders.of(subscriptionLoaders).itemsBySubscriptionId.load(id)).filter(
+      (item) => item.billAt,
+    );
     const items = await Promise.all(
       billing.map(async (item) => {
         const [product, price] = await Promise.all([
-          loaders.productById.load(item.productId),
-          loaders.priceById.load(item.priceId),
+          loaders.of(productLoaders).byId.load(item.productId),
+          loaders.of(priceLoaders).byId.load(item.priceId),
         ]);
         if (!product || !price) throw new Error(`item ${item.id} names a product or price that is missing`);
         return {
@@ -385,8 +390,7 @@ export class SubscriptionService {
       );
       return change(tx, subscription, items);
     });
-    this.ctx.loaders.subscriptionById.clear(id);
-    this.ctx.loaders.itemsBySubscriptionId.clear(id);
+    this.ctx.loaders.forget(subscriptionLoaders);
     return result;
   }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createRequestContext } from '../../../src/context.ts';
-import { inEnvironment, inRequestTransaction } from '../../../src/db/tenant-transaction.ts';
+import { createRequestContext, inRequestTransaction } from '../../../src/context.ts';
+import { inEnvironment } from '../../../src/db/tenant-transaction.ts';
 import { CustomerSchema } from '../../../src/modules/customer/customer.entity.ts';
 import { setupTestApp, type TestEnvironment } from '../../support/harness.ts';
 

@@ -1,0 +1,15 @@
+import './invoice.graphql.ts';
+import type { BillingModule } from '../module.ts';
+import {
+  InvoiceItemSchema,
+  InvoiceNumberingSchema,
+  InvoiceSchema,
+  SettlementSchema,
+} from './invoice.entity.ts';
+import { invoiceRoutes } from './invoice.rest.ts';
+
+export const invoiceModule: BillingModule = {
+  name: 'invoice',
+  entities: [InvoiceSchema, InvoiceItemSchema, SettlementSchema, InvoiceNumberingSchema],
+  routes: invoiceRoutes,
+};

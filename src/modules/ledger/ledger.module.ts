@@ -1,0 +1,11 @@
+import './ledger.graphql.ts';
+import type { BillingModule } from '../module.ts';
+import { AccountSetSchema } from './account-set.entity.ts';
+import { ledgerRoutes } from './ledger.rest.ts';
+import { LedgerAccountSchema } from './ledger-account.entity.ts';
+
+export const ledgerModule: BillingModule = {
+  name: 'ledger',
+  entities: [LedgerAccountSchema, AccountSetSchema],
+  routes: ledgerRoutes,
+};

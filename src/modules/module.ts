@@ -1,0 +1,13 @@
+import type { EntitySchema } from '@mikro-orm/core';
+import type { Route } from '../rest/router.ts';
+
+/**
+ * What a domain module adds to the service: its tables and its documented REST paths. Its GraphQL
+ * types register themselves when the module's file imports its `<domain>.graphql.ts`. The registry
+ * (src/modules/registry.ts) lists every module once.
+ */
+export type BillingModule = {
+  name: string;
+  entities: readonly EntitySchema[];
+  routes: readonly Route[];
+};

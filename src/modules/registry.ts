@@ -1,0 +1,32 @@
+import { ApiTokenSchema } from '../auth/api-token.entity.ts';
+import { EnvironmentSchema } from '../auth/environment.entity.ts';
+import type { Route } from '../rest/router.ts';
+import { auditModule } from './audit/audit.module.ts';
+import { billingModule } from './billing/billing.module.ts';
+import { customerModule } from './customer/customer.module.ts';
+import { invoiceModule } from './invoice/invoice.module.ts';
+import { ledgerModule } from './ledger/ledger.module.ts';
+import type { BillingModule } from './module.ts';
+import { priceModule } from './price/price.module.ts';
+import { productModule } from './product/product.module.ts';
+import { subscriptionModule } from './subscription/subscription.module.ts';
+import { taxModule } from './tax/tax-code.module.ts';
+
+/** Every domain module of the service: a new module is one folder and one line here. */
+export const modules: readonly BillingModule[] = [
+  customerModule,
+  taxModule,
+  productModule,
+  priceModule,
+  ledgerModule,
+  invoiceModule,
+  subscriptionModule,
+  billingModule,
+  auditModule,
+];
+
+/** Every table the ORM maps: environments and tokens (authentication's), then each module's. */
+export const entities = [EnvironmentSchema, ApiTokenSchema, ...modules.flatMap((module) => module.entities)];
+
+/** Every documented REST operation. */
+export const routes: Route[] = modules.flatMap((module) => module.routes);

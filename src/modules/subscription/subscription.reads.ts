@@ -1,0 +1,9 @@
+import type { LoaderSet } from '../../context.ts';
+import { leanById, leanByParent } from '../../db/loaders.ts';
+import { SubscriptionItemSchema, SubscriptionSchema } from './subscription.entity.ts';
+
+/** The subscription module's batched reads, built once per request (RequestLoaders): read-only rows of this environment. */
+export const subscriptionLoaders = ((em, environmentId) => ({
+  byId: leanById(em, environmentId, SubscriptionSchema),
+  itemsBySubscriptionId: leanByParent(em, environmentId, SubscriptionItemSchema, 'subscriptionId'),
+})) satisfies LoaderSet<unknown>;
