@@ -4,8 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEM_CONTENT_TYPE } from '../../src/http/problem.ts';
 import { routes } from '../../src/modules/registry.ts';
 import type { Route } from '../../src/rest/router.ts';
+import type { FuzzFixtures } from '../support/cases.ts';
 import { createLedgerAccount, createProduct, createTaxCode, gql } from '../support/catalog.ts';
 import { setupTestApp, type TestEnvironment, type TestResponse } from '../support/harness.ts';
+import { moduleCases } from '../support/module-cases.ts';
 
 /**
  * Property-based fuzzing of every REST operation in `routes`: hostile, malformed and near-valid
@@ -18,102 +20,19 @@ const t = setupTestApp();
 const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? 1000);
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
 
-type Fixtures = {
-  customerId: string;
-  productId: string;
-  priceId: string;
-  invoiceId: string;
-  subscriptionId: string;
-  accountIds: [string, string, string, string];
-};
+type Fixtures = FuzzFixtures;
 
 const operationOf = (route: Pick<Route, 'method' | 'path'>) => `${route.method} ${route.path}`;
 
 /**
- * A valid body for every operation that takes one; the fuzzer mutates it into near-valid bodies.
- * An operation with a body but no example here fails the suite, so every new operation is fuzzed.
+ * A valid body for every operation that takes one (each module's cases file has them); the fuzzer mutates
+ * it into near-valid bodies. An operation with a body but no example fails the suite, so every new
+ * operation is fuzzed.
  */
-const EXAMPLE_BODIES: Record<string, (fixtures: Fixtures) => Record<string, unknown>> = {
-  'PATCH /customers/{customerId}': () => ({
-    name: 'Fuzz Customer',
-    companyName: 'Fuzz Ltd',
-    handle: 'fuzz-customer',
-    email: 'billing@fuzz.example',
-    currency: 'EUR',
-  }),
-  'PATCH /products/{productId}': () => ({
-    name: 'Fuzz product',
-    handle: 'fuzz-product',
-    description: 'Measured in requests',
-    taxCode: 'VAT25',
-  }),
-  'POST /prices': () => ({
-    name: 'Fuzz tiers',
-    termUnit: 'month',
-    termCount: 1,
-    purchase: 'recurring',
-    priceModel: 'graduated',
-    method: 'arrears',
-    description: 'Per request',
-    pricing: {
-      eur: {
-        tiers: [
-          { upTo: 10, unitAmount: 0.25, flatAmount: 100 },
-          { upTo: null, unitAmount: 0.1 },
-        ],
-      },
-      jpy: { tiers: [{ upTo: null, unitAmount: 1 }] },
-    },
-  }),
-  'PUT /prices/{priceId}': () => ({
-    name: 'Fuzz package',
-    termUnit: 'year',
-    termCount: 2,
-    purchase: 'recurring',
-    priceModel: 'package',
-    method: 'arrears',
-    description: null,
-    pricing: { eur: { amount: 1000, packageSize: 100 } },
-  }),
-  'POST /accountsets': ({ accountIds: [sales, income, tax, deferral] }) => ({
-    name: 'Fuzz accounts',
-    salesAccountId: sales,
-    incomeAccountId: income,
-    taxAccountId: tax,
-    deferralAccountId: deferral,
-    recognitionStrategy: 'even_distribution',
-  }),
-  'POST /invoices': ({ customerId }) => ({
-    customerId,
-    currency: 'EUR',
-    date: '2026-03-01',
-    dueDate: '2026-03-31',
-    memo: 'Fuzz',
-    items: [
-      {
-        quantity: 3,
-        unitAmount: 1999.5,
-        sku: 'fuzz-product',
-        title: 'Requests',
-        description: 'March',
-        periodStart: '2026-03-01',
-        periodEnd: '2026-03-31',
-        taxCode: 'VAT25',
-        discount: { percentage: 10, amount: 5 },
-      },
-      { quantity: 1, unitAmount: -500, title: 'Goodwill' },
-    ],
-  }),
-};
+const EXAMPLE_BODIES = moduleCases.fuzzBodies;
 
 /** An existing id for each path parameter: the fuzzer mixes it with random UUIDs and garbage. */
-const EXISTING_IDS: Record<string, (fixtures: Fixtures) => string> = {
-  customerId: (fixtures) => fixtures.customerId,
-  productId: (fixtures) => fixtures.productId,
-  priceId: (fixtures) => fixtures.priceId,
-  invoiceId: (fixtures) => fixtures.invoiceId,
-  subscriptionId: (fixtures) => fixtures.subscriptionId,
-};
+const EXISTING_IDS = moduleCases.existingIds;
 
 const TAKEN = 'fuzz-taken';
 

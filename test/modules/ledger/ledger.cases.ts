@@ -1,0 +1,58 @@
+import { byId, type ModuleCases, page } from '../../support/cases.ts';
+
+/** The ledger module's operations in the isolation matrix and the REST fuzzer. */
+export const cases: ModuleCases = {
+  isolation: {
+    rest: {
+      'POST /accountsets': [
+        {
+          target: 'ledgerAccount',
+          request: (id, own) => ({
+            path: '/accountsets',
+            body: {
+              name: 'Matrix set',
+              salesAccountId: id,
+              incomeAccountId: own.ledgerAccount,
+              taxAccountId: own.ledgerAccount,
+              deferralAccountId: own.ledgerAccount,
+            },
+          }),
+        },
+      ],
+    },
+    graphql: {
+      'Query.accountSet': [byId('accountSet')],
+      'Query.accountSets': [{ args: page }],
+      'Query.ledgerAccount': [byId('ledgerAccount')],
+      'Query.ledgerAccounts': [{ args: page }],
+      'Mutation.accountSetCreate': [
+        {
+          target: 'ledgerAccount',
+          args: (id, own) => ({
+            input: {
+              salesAccountId: id,
+              incomeAccountId: own.ledgerAccount,
+              taxAccountId: own.ledgerAccount,
+              deferralAccountId: own.ledgerAccount,
+            },
+          }),
+        },
+      ],
+      'Mutation.ledgerAccountUpdate': [
+        { target: 'ledgerAccount', args: (id) => ({ id, input: { name: 'Renamed' } }) },
+      ],
+    },
+  },
+  fuzz: {
+    bodies: {
+      'POST /accountsets': ({ accountIds: [sales, income, tax, deferral] }) => ({
+        name: 'Fuzz accounts',
+        salesAccountId: sales,
+        incomeAccountId: income,
+        taxAccountId: tax,
+        deferralAccountId: deferral,
+        recognitionStrategy: 'even_distribution',
+      }),
+    },
+  },
+};
