@@ -223,6 +223,35 @@ describe('draft invoices through GraphQL', () => {
     expect(await t.sql('select id from invoice_item where invoice_id = $1', [draft.id])).toEqual([]);
   });
 
+  it('records the deletion of the draft and of each of its items in the audit trail', async () => {
+    // given a draft with two items
+    const draft = await createDraft([
+      { quantity: 1, unitAmount: 100, title: 'First' },
+      { quantity: 2, unitAmount: 200, title: 'Second' },
+    ]);
+    const itemIds = draft.items.map((item: { id: string }) => item.id);
+    expect(itemIds).toHaveLength(2);
+
+    // when it is deleted
+    const data = await f.gql(env, DELETE, { id: draft.id });
+    expect(data.invoiceDelete.userErrors).toEqual([]);
+
+    // then the trail holds a delete event, by that operation, for the invoice and for every item
+    const AUDIT = `query ($objectId: UUID) {
+      auditEvents(objectId: $objectId) { edges { node { action objectType objectId operation } } } }`;
+    for (const [objectType, objectId] of [
+      ['Invoice', draft.id],
+      ...itemIds.map((id: string) => ['InvoiceItem', id]),
+    ]) {
+      const trail = await f.gql(env, AUDIT, { objectId });
+      const actions = trail.auditEvents.edges.map((edge: { node: unknown }) => edge.node);
+      expect(actions).toEqual([
+        { action: 'create', objectType, objectId, operation: 'invoiceCreate' },
+        { action: 'delete', objectType, objectId, operation: 'invoiceDelete' },
+      ]);
+    }
+  });
+
   it('answers NOT_FOUND for unknown ids and ids of another environment', async () => {
     const other = await t.createEnvironment('Other');
     const draft = await createDraft();

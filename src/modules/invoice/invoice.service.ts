@@ -324,7 +324,12 @@ export class InvoiceService {
   async delete(id: string): Promise<string> {
     return this.change(id, async (tx, invoice) => {
       this.assertDraft(invoice);
-      await tx.nativeDelete(InvoiceItemSchema, { invoiceId: id, environmentId: this.ctx.environmentId });
+      // Through the unit of work, not a bulk delete: the audit trail records each removed line.
+      const items = await tx.find(InvoiceItemSchema, {
+        invoiceId: id,
+        environmentId: this.ctx.environmentId,
+      });
+      for (const item of items) tx.remove(item);
       tx.remove(invoice);
       return id;
     });
