@@ -9,7 +9,8 @@ import { billingRunsTotal } from '../../metrics.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
 import { Exact } from '../invoice/invoice.arithmetic.ts';
 import type { InvoiceItemInput } from '../invoice/invoice.input.ts';
-import { InvoiceService } from '../invoice/invoice.service.ts';
+import { InvoiceBookingService } from '../invoice/invoice-booking.service.ts';
+import { InvoiceDraftService } from '../invoice/invoice-drafts.service.ts';
 import { type Price, PriceSchema } from '../price/price.entity.ts';
 import { priceAmount } from '../price/pricing.ts';
 import { type Product, ProductSchema } from '../product/product.entity.ts';
@@ -368,15 +369,17 @@ export class BillingRunService {
     if (byCurrency.size === 0) return invoiceOf;
     const { environmentId } = this.ctx;
     const customer = await tx.findOneOrFail(CustomerSchema, { id: customerId, environmentId });
-    const invoices = new InvoiceService({ em: tx, environmentId, loaders: new Loaders(tx, environmentId) });
+    const invoiceCtx = { em: tx, environmentId, loaders: new Loaders(tx, environmentId) };
+    const drafts = new InvoiceDraftService(invoiceCtx);
+    const booking = new InvoiceBookingService(invoiceCtx);
     for (const [currency, invoiced] of byCurrency) {
-      const invoice = await invoices.create({
+      const invoice = await drafts.create({
         customerId,
         currency,
         date: dateOf(asOf),
         items: invoiced.map(invoiceItem),
       });
-      if (customer.collectionMode !== 'draft_invoice') await invoices.book(invoice.id);
+      if (customer.collectionMode !== 'draft_invoice') await booking.book(invoice.id);
       for (const line of invoiced) invoiceOf.set(line, invoice.id);
     }
     return invoiceOf;

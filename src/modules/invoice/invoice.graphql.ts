@@ -1,6 +1,7 @@
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, type UserError, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
 import { BillingAddressRef, CustomerRef } from '../customer/customer.graphql.ts';
+import { CreditNoteService } from './credit-note.service.ts';
 import { SETTLEMENT_STATUSES, totalDue } from './invoice.arithmetic.ts';
 import {
   INVOICE_STATUSES,
@@ -20,8 +21,11 @@ import {
   InvoiceUpdateInput,
   SettlementInput,
 } from './invoice.input.ts';
-import { InvoiceService } from './invoice.service.ts';
+import { InvoiceReads } from './invoice.reads.ts';
+import { InvoiceBookingService } from './invoice-booking.service.ts';
+import { InvoiceDraftService } from './invoice-drafts.service.ts';
 import { InvoiceNumberingService, type NumberingState } from './invoice-numbering.service.ts';
+import { InvoiceSettlementService } from './invoice-settlement.service.ts';
 
 export const InvoiceTypeEnum = builder.enumType('InvoiceType', { values: INVOICE_TYPES });
 export const InvoiceStatusEnum = builder.enumType('InvoiceStatus', { values: INVOICE_STATUSES });
@@ -111,7 +115,7 @@ InvoiceRef.implement({
     bookedAt: t.expose('bookedAt', { type: 'DateTime', nullable: true }),
     customer: t.field({
       type: InvoiceCustomerRef,
-      resolve: (invoice, _args, ctx) => new InvoiceService(ctx).customerOf(invoice),
+      resolve: (invoice, _args, ctx) => new InvoiceReads(ctx).customerOf(invoice),
     }),
     memo: t.exposeString('memo', { nullable: true }),
     date: t.expose('date', { type: 'Date' }),
@@ -358,7 +362,7 @@ builder.objectField(CustomerRef, 'invoices', (t) =>
       type: InvoiceRef,
       args: { filter: t.arg({ type: CustomerInvoiceFilterRef }) },
       resolve: (customer, { filter, ...page }, ctx) =>
-        new InvoiceService(ctx).list({ ...filter, customerId: customer.id }, page),
+        new InvoiceReads(ctx).list({ ...filter, customerId: customer.id }, page),
     },
     InvoiceConnectionRef,
   ),
@@ -375,7 +379,7 @@ builder.queryFields((t) => ({
     {
       type: InvoiceRef,
       args: { filter: t.arg({ type: InvoiceFilterRef }) },
-      resolve: (_root, { filter, ...page }, ctx) => new InvoiceService(ctx).list(filter ?? {}, page),
+      resolve: (_root, { filter, ...page }, ctx) => new InvoiceReads(ctx).list(filter ?? {}, page),
     },
     InvoiceConnectionRef,
   ),
@@ -392,7 +396,7 @@ builder.mutationFields((t) => ({
     description: 'Creates a draft invoice.',
     args: { input: t.arg({ type: InvoiceCreateInputRef, required: true }) },
     resolve: (_root, { input }, ctx) =>
-      withUserErrors('invoice', () => new InvoiceService(ctx).create(input)),
+      withUserErrors('invoice', () => new InvoiceDraftService(ctx).create(input)),
   }),
   invoiceUpdate: t.field({
     type: InvoiceUpdatePayload,
@@ -401,7 +405,7 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: InvoiceUpdateInputRef, required: true }),
     },
     resolve: (_root, { id, input }, ctx) =>
-      withUserErrors('invoice', () => new InvoiceService(ctx).update(id, input)),
+      withUserErrors('invoice', () => new InvoiceDraftService(ctx).update(id, input)),
   }),
   invoiceItemAdd: t.field({
     type: InvoiceItemAddPayload,
@@ -410,7 +414,7 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: InvoiceItemInputRef, required: true }).validate(InvoiceItemInput),
     },
     resolve: (_root, { invoiceId, input }, ctx) =>
-      withUserErrors('result', () => new InvoiceService(ctx).addItem(invoiceId, input)),
+      withUserErrors('result', () => new InvoiceDraftService(ctx).addItem(invoiceId, input)),
   }),
   invoiceItemUpdate: t.field({
     type: InvoiceItemUpdatePayload,
@@ -419,24 +423,25 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: InvoiceItemUpdateInputRef, required: true }).validate(InvoiceItemUpdateInput),
     },
     resolve: (_root, { id, input }, ctx) =>
-      withUserErrors('result', () => new InvoiceService(ctx).updateItem(id, input)),
+      withUserErrors('result', () => new InvoiceDraftService(ctx).updateItem(id, input)),
   }),
   invoiceItemRemove: t.field({
     type: InvoiceItemRemovePayload,
     args: { id: t.arg({ type: 'UUID', required: true }) },
-    resolve: (_root, { id }, ctx) => withUserErrors('invoice', () => new InvoiceService(ctx).removeItem(id)),
+    resolve: (_root, { id }, ctx) =>
+      withUserErrors('invoice', () => new InvoiceDraftService(ctx).removeItem(id)),
   }),
   invoiceDelete: t.field({
     type: InvoiceDeletePayload,
     description: 'Deletes a draft.',
     args: { id: t.arg({ type: 'UUID', required: true }) },
-    resolve: (_root, { id }, ctx) => withUserErrors('result', () => new InvoiceService(ctx).delete(id)),
+    resolve: (_root, { id }, ctx) => withUserErrors('result', () => new InvoiceDraftService(ctx).delete(id)),
   }),
   invoiceBook: t.field({
     type: InvoiceBookPayload,
     description: 'Books a draft: assigns the next gapless number and freezes the customer onto it.',
     args: { id: t.arg({ type: 'UUID', required: true }) },
-    resolve: (_root, { id }, ctx) => withUserErrors('invoice', () => new InvoiceService(ctx).book(id)),
+    resolve: (_root, { id }, ctx) => withUserErrors('invoice', () => new InvoiceBookingService(ctx).book(id)),
   }),
   invoiceSettle: t.field({
     type: InvoiceSettlePayload,
@@ -446,7 +451,7 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: InvoiceSettleInputRef, required: true }),
     },
     resolve: (_root, { id, input }, ctx) =>
-      withUserErrors('result', () => new InvoiceService(ctx).settle(id, input)),
+      withUserErrors('result', () => new InvoiceSettlementService(ctx).settle(id, input)),
   }),
   creditNoteCreate: t.field({
     type: CreditNoteCreatePayload,
@@ -456,7 +461,7 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: CreditNoteCreateInputRef }),
     },
     resolve: (_root, { invoiceId, input }, ctx) =>
-      withUserErrors('creditNote', () => new InvoiceService(ctx).createCreditNote(invoiceId, input ?? {})),
+      withUserErrors('creditNote', () => new CreditNoteService(ctx).create(invoiceId, input ?? {})),
   }),
   invoiceNumberingUpdate: t.field({
     type: InvoiceNumberingUpdatePayload,
