@@ -5,7 +5,7 @@ import { DomainError } from '../../errors.ts';
 import { Loaders } from '../../loaders.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
 import { Exact } from '../invoice/invoice.arithmetic.ts';
-import type { InvoiceItemInput } from '../invoice/invoice.input.ts';
+import { type InvoiceItemInput, MAX_LINES_PER_INVOICE } from '../invoice/invoice.input.ts';
 import { InvoiceBookingService } from '../invoice/invoice-booking.service.ts';
 import { InvoiceDraftService } from '../invoice/invoice-drafts.service.ts';
 import { type Price, PriceSchema } from '../price/price.entity.ts';
@@ -185,8 +185,8 @@ export class CustomerBillingService {
 
   /**
    * One invoice per currency for the customer's lines with a quantity (a period without usage is
-   * billed as nothing), booked unless the customer collects by draft invoice. Answers the invoice of
-   * each invoiced line.
+   * billed as nothing), another for each further MAX_LINES_PER_INVOICE lines, booked unless the
+   * customer collects by draft invoice. Answers the invoice of each invoiced line.
    */
   private async invoice(
     tx: EntityManager,
@@ -207,15 +207,18 @@ export class CustomerBillingService {
     const invoiceCtx = { em: tx, environmentId, loaders: new Loaders(tx, environmentId) };
     const drafts = new InvoiceDraftService(invoiceCtx);
     const booking = new InvoiceBookingService(invoiceCtx);
-    for (const [currency, invoiced] of byCurrency) {
-      const invoice = await drafts.create({
-        customerId,
-        currency,
-        date: dateOf(asOf),
-        items: invoiced.map(invoiceItem),
-      });
-      if (customer.collectionMode !== 'draft_invoice') await booking.book(invoice.id);
-      for (const line of invoiced) invoiceOf.set(line, invoice.id);
+    for (const [currency, billed] of byCurrency) {
+      for (let start = 0; start < billed.length; start += MAX_LINES_PER_INVOICE) {
+        const invoiced = billed.slice(start, start + MAX_LINES_PER_INVOICE);
+        const invoice = await drafts.create({
+          customerId,
+          currency,
+          date: dateOf(asOf),
+          items: invoiced.map(invoiceItem),
+        });
+        if (customer.collectionMode !== 'draft_invoice') await booking.book(invoice.id);
+        for (const line of invoiced) invoiceOf.set(line, invoice.id);
+      }
     }
     return invoiceOf;
   }

@@ -19,11 +19,12 @@ import {
   totalsOf,
 } from './invoice.change.ts';
 import { type Invoice, type InvoiceItem, InvoiceItemSchema, InvoiceSchema } from './invoice.entity.ts';
-import type {
-  InvoiceCreateInput,
-  InvoiceItemInput,
-  InvoiceItemUpdateInput,
-  InvoiceUpdateInput,
+import {
+  type InvoiceCreateInput,
+  type InvoiceItemInput,
+  type InvoiceItemUpdateInput,
+  type InvoiceUpdateInput,
+  MAX_LINES_PER_INVOICE,
 } from './invoice.input.ts';
 
 /** `net<N>`: N days after `date`; no term, no due date. */
@@ -143,6 +144,15 @@ export class InvoiceDraftService {
   ): Promise<{ invoice: Invoice; item: InvoiceItem }> {
     return changeInvoice(this.ctx, invoiceId, async (tx, invoice) => {
       this.assertItemsEditable(invoice);
+      // Counted under the invoice's lock, so two additions cannot both take the last place.
+      const lines = await tx.count(InvoiceItemSchema, { invoiceId, environmentId: this.ctx.environmentId });
+      if (lines >= MAX_LINES_PER_INVOICE) {
+        throw DomainError.onField(
+          'CONFLICT',
+          [],
+          `an invoice has at most ${MAX_LINES_PER_INVOICE} lines and this one has ${lines}; start another invoice`,
+        );
+      }
       const [fields] = await this.resolveItems(tx, [input], () => []);
       const item = tx.create(InvoiceItemSchema, {
         environmentId: this.ctx.environmentId,
