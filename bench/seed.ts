@@ -4,7 +4,9 @@ import type { Orm } from '../src/db/orm.ts';
 import { CustomerCreateInput } from '../src/modules/customer/customer.input.ts';
 import { CustomerService } from '../src/modules/customer/customer.service.ts';
 import { InvoiceCreateInput, SettlementInput } from '../src/modules/invoice/invoice.input.ts';
-import { InvoiceService } from '../src/modules/invoice/invoice.service.ts';
+import { InvoiceBookingService } from '../src/modules/invoice/invoice-booking.service.ts';
+import { InvoiceDraftService } from '../src/modules/invoice/invoice-drafts.service.ts';
+import { InvoiceSettlementService } from '../src/modules/invoice/invoice-settlement.service.ts';
 import { TaxCodeCreateInput } from '../src/modules/tax/tax-code.input.ts';
 import { TaxCodeService } from '../src/modules/tax/tax-code.service.ts';
 import { invoiceItems } from './scenarios.ts';
@@ -56,8 +58,8 @@ export async function seed(orm: Orm): Promise<SeededData> {
 
   const invoiceIds: string[] = [];
   for (let n = 0; n < SEED.invoices; n++) {
-    const invoices = new InvoiceService(context());
-    const invoice = await invoices.create(
+    const ctx = context();
+    const invoice = await new InvoiceDraftService(ctx).create(
       InvoiceCreateInput.parse({
         customerId: customerIds[n % customerIds.length],
         currency: 'EUR',
@@ -68,9 +70,9 @@ export async function seed(orm: Orm): Promise<SeededData> {
     );
     invoiceIds.push(invoice.id);
     if (n % 3 === 0) continue;
-    const booked = await invoices.book(invoice.id);
+    const booked = await new InvoiceBookingService(ctx).book(invoice.id);
     if (n % 2 === 0) {
-      await invoices.settle(
+      await new InvoiceSettlementService(ctx).settle(
         booked.id,
         SettlementInput.parse({ date: '2026-03-15', amount: 1000, reference: `PAY-${n}` }),
       );

@@ -195,6 +195,45 @@ describe('draft invoices through GraphQL', () => {
     expect(Number(row?.amount)).toBe(2000);
   });
 
+  it('keeps an invoice at 1,000 lines at most, whether created or added to', async () => {
+    // given a draft created with 999 lines
+    const line = { quantity: 1, unitAmount: 1, title: 'Line' };
+    const draft = await createDraft(Array.from({ length: 999 }, () => line));
+    const lines = () => t.sql('select id from invoice_item where invoice_id = $1', [draft.id]);
+
+    // when a line is added to reach 1,000, and then one more
+    const thousandth = await f.gql(env, ITEM_ADD, { invoiceId: draft.id, input: line });
+    const beyond = await f.gql(env, ITEM_ADD, { invoiceId: draft.id, input: line });
+
+    // then the 1,000th is taken and the 1,001st refused, naming the input
+    expect(thousandth.invoiceItemAdd.userErrors).toEqual([]);
+    expect(thousandth.invoiceItemAdd.invoice.items).toHaveLength(1000);
+    expect(beyond.invoiceItemAdd).toMatchObject({
+      invoice: null,
+      invoiceItem: null,
+      userErrors: [
+        {
+          field: ['input'],
+          message: 'an invoice has at most 1000 lines and this one has 1000; start another invoice',
+          code: 'CONFLICT',
+        },
+      ],
+    });
+    expect(await lines()).toHaveLength(1000);
+
+    // and invoiceCreate takes 1,000 lines but refuses 1,001 as invalid input at the items
+    await createDraft(Array.from({ length: 1000 }, () => line));
+    const response = await t.graphql(
+      CREATE,
+      { input: { customerId, date: '2026-05-01', items: Array.from({ length: 1001 }, () => line) } },
+      { env },
+    );
+    expect(response.body.errors[0].extensions).toMatchObject({
+      code: 'INVALID_INPUT',
+      errors: [{ pointer: '/input/items', detail: 'an invoice has at most 1000 lines' }],
+    });
+  });
+
   it('rejects malformed input before it reaches the service', async () => {
     const draft = await createDraft();
 
@@ -221,6 +260,35 @@ describe('draft invoices through GraphQL', () => {
     expect(data.invoiceDelete).toEqual({ deletedInvoiceId: draft.id, userErrors: [] });
     expect(await t.sql('select id from invoice where id = $1', [draft.id])).toEqual([]);
     expect(await t.sql('select id from invoice_item where invoice_id = $1', [draft.id])).toEqual([]);
+  });
+
+  it('records the deletion of the draft and of each of its items in the audit trail', async () => {
+    // given a draft with two items
+    const draft = await createDraft([
+      { quantity: 1, unitAmount: 100, title: 'First' },
+      { quantity: 2, unitAmount: 200, title: 'Second' },
+    ]);
+    const itemIds = draft.items.map((item: { id: string }) => item.id);
+    expect(itemIds).toHaveLength(2);
+
+    // when it is deleted
+    const data = await f.gql(env, DELETE, { id: draft.id });
+    expect(data.invoiceDelete.userErrors).toEqual([]);
+
+    // then the trail holds a delete event, by that operation, for the invoice and for every item
+    const AUDIT = `query ($objectId: UUID) {
+      auditEvents(objectId: $objectId) { edges { node { action objectType objectId operation } } } }`;
+    for (const [objectType, objectId] of [
+      ['Invoice', draft.id],
+      ...itemIds.map((id: string) => ['InvoiceItem', id]),
+    ]) {
+      const trail = await f.gql(env, AUDIT, { objectId });
+      const actions = trail.auditEvents.edges.map((edge: { node: unknown }) => edge.node);
+      expect(actions).toEqual([
+        { action: 'create', objectType, objectId, operation: 'invoiceCreate' },
+        { action: 'delete', objectType, objectId, operation: 'invoiceDelete' },
+      ]);
+    }
   });
 
   it('answers NOT_FOUND for unknown ids and ids of another environment', async () => {

@@ -278,6 +278,19 @@ describe('POST /invoices and GET /invoices/{invoiceId}', () => {
       expect(response.body.errors).toContainEqual({ pointer, detail: expect.any(String) });
     });
 
+    it('more than 1,000 lines with 400 at /items, and takes 1,000', async () => {
+      const full = await post({ items: Array.from({ length: 1000 }, () => item) });
+      expect(full.status).toBe(201);
+      expect(full.body.items).toHaveLength(1000);
+
+      const response = await post({ items: Array.from({ length: 1001 }, () => item) });
+
+      expectProblem(response, 400);
+      expect(response.body.errors).toEqual([
+        { pointer: '/items', detail: 'an invoice has at most 1000 lines' },
+      ]);
+    });
+
     it('a body without the required currency and items keys with 400', async () => {
       const response = await t.rest('POST', '/invoices', { env, body: { customerId, date: '2026-03-01' } });
       expectProblem(response, 400);

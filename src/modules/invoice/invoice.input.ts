@@ -4,8 +4,11 @@ import { Uuid } from '../../validation.ts';
 import { Exact, SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
 import { INVOICE_STATUSES, INVOICE_TYPES } from './invoice.entity.ts';
 
-/** Most items one request may carry; the 1 MiB body limit would stop a few thousand anyway. */
-export const MAX_ITEMS_PER_REQUEST = 1000;
+/**
+ * Most lines one invoice may have: it bounds what reading, printing and booking one invoice cost.
+ * Billing runs start another invoice for the lines beyond it.
+ */
+export const MAX_LINES_PER_INVOICE = 1000;
 
 /**
  * An exact decimal sent as a JSON (or GraphQL Float) number, as a normalised decimal string. At most
@@ -76,7 +79,9 @@ const dueDateInOrder = (input: { date?: string; dueDate?: string | null }) =>
   !input.date || !input.dueDate || input.dueDate >= input.date;
 const dueDateRule = { path: ['dueDate'], message: 'must not be before the invoice date' };
 
-const Items = z.array(InvoiceItemInput).max(MAX_ITEMS_PER_REQUEST);
+const Items = z
+  .array(InvoiceItemInput)
+  .max(MAX_LINES_PER_INVOICE, `an invoice has at most ${MAX_LINES_PER_INVOICE} lines`);
 
 const invoiceFields = {
   customerId: Uuid,
@@ -139,7 +144,7 @@ export const CreditNoteCreateInput = z.strictObject({
   itemIds: z
     .array(Uuid)
     .min(1)
-    .max(MAX_ITEMS_PER_REQUEST)
+    .max(MAX_LINES_PER_INVOICE)
     .refine((ids) => new Set(ids).size === ids.length, 'must not name a line twice')
     .nullish(),
   date: CalendarDate.nullish(),

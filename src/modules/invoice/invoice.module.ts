@@ -1,4 +1,7 @@
 import './invoice.graphql.ts';
+import './invoice-booking.graphql.ts';
+import './invoice-drafts.graphql.ts';
+import './invoice-numbering.graphql.ts';
 import type { BillingModule } from '../module.ts';
 import {
   InvoiceItemSchema,

@@ -4,7 +4,7 @@ import { minorUnitDigits } from '../../money/currency.ts';
 import type { BillingAddress } from '../customer/customer.entity.ts';
 import { Exact, totalDue } from './invoice.arithmetic.ts';
 import type { Invoice, InvoiceItem } from './invoice.entity.ts';
-import type { PrintableInvoice } from './invoice.service.ts';
+import type { PrintableInvoice } from './invoice.reads.ts';
 
 export const PDF_MEDIA_TYPE = 'application/pdf';
 

@@ -1,6 +1,19 @@
-import type { LoaderSet } from '../../context.ts';
-import { leanById, leanByParent } from '../../db/loaders.ts';
-import { InvoiceItemSchema, InvoiceSchema, SettlementSchema } from './invoice.entity.ts';
+import { EnvironmentSchema } from '../../auth/environment.entity.ts';
+import type { LoaderSet, ServiceContext } from '../../context.ts';
+import { leanById, leanByParent, loadOrNotFound } from '../../db/loaders.ts';
+import { type Connection, leanKeysetPage, type PageArgs } from '../../db/pagination.ts';
+import { customerLoaders } from '../customer/customer.reads.ts';
+import { customerSummary } from './invoice.change.ts';
+import {
+  type Invoice,
+  type InvoiceCustomer,
+  type InvoiceItem,
+  InvoiceItemSchema,
+  InvoiceSchema,
+  type Settlement,
+  SettlementSchema,
+} from './invoice.entity.ts';
+import type { InvoiceFilter } from './invoice.input.ts';
 
 /** The invoice module's batched reads, built once per request (RequestLoaders): read-only rows of this environment. */
 export const invoiceLoaders = ((em, environmentId) => ({
@@ -8,3 +21,90 @@ export const invoiceLoaders = ((em, environmentId) => ({
   itemsByInvoiceId: leanByParent(em, environmentId, InvoiceItemSchema, 'invoiceId'),
   settlementsByInvoiceId: leanByParent(em, environmentId, SettlementSchema, 'invoiceId'),
 })) satisfies LoaderSet<unknown>;
+
+/** An invoice with everything its documents show (contract 2.1). */
+export type InvoiceDocument = {
+  invoice: Invoice;
+  customer: InvoiceCustomer;
+  items: InvoiceItem[];
+  settlements: Settlement[];
+};
+
+/** The invoice as its JSON answer shows it, plus what only the printed document names. */
+export type PrintableInvoice = InvoiceDocument & {
+  /** The environment issuing the invoice. */
+  seller: { name: string };
+  /** For a credit note: the number of the invoice it credits. */
+  creditedInvoiceHandle: string | null;
+};
+
+/** The module's one home for reading invoices and credit notes: one, its document, a page of them. */
+export class InvoiceReads {
+  private readonly ctx: ServiceContext;
+
+  constructor(ctx: ServiceContext) {
+    this.ctx = ctx;
+  }
+
+  get(id: string): Promise<Invoice> {
+    return loadOrNotFound(this.ctx.loaders.of(invoiceLoaders).byId, 'Invoice', id);
+  }
+
+  /** The customer as the invoice shows it: frozen when booked, the live customer while a draft. */
+  async customerOf(invoice: Invoice): Promise<InvoiceCustomer> {
+    if (invoice.customerSnapshot) return invoice.customerSnapshot;
+    const customer = await this.ctx.loaders.of(customerLoaders).byId.load(invoice.customerId);
+    if (!customer) throw new Error(`customer ${invoice.customerId} of invoice ${invoice.id} is missing`);
+    return customerSummary(customer);
+  }
+
+  async document(invoice: Invoice): Promise<InvoiceDocument> {
+    const [customer, items, settlements] = await Promise.all([
+      this.customerOf(invoice),
+      this.ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.load(invoice.id),
+      this.ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.load(invoice.id),
+    ]);
+    return { invoice, customer, items, settlements };
+  }
+
+  async read(id: string): Promise<InvoiceDocument> {
+    // The id is all the lines and settlements need: they load alongside the invoice, not after it.
+    const [invoice, items, settlements] = await Promise.all([
+      this.get(id),
+      this.ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.load(id),
+      this.ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.load(id),
+    ]);
+    return { invoice, customer: await this.customerOf(invoice), items, settlements };
+  }
+
+  /** The invoice with what its PDF names besides: the seller, and the invoice a credit note credits. */
+  async readPrintable(id: string): Promise<PrintableInvoice> {
+    const document = await this.read(id);
+    const { creditedInvoiceId } = document.invoice;
+    const [environment, credited] = await Promise.all([
+      this.ctx.em.findOneOrFail(EnvironmentSchema, { id: this.ctx.environmentId }),
+      creditedInvoiceId ? this.ctx.loaders.of(invoiceLoaders).byId.load(creditedInvoiceId) : null,
+    ]);
+    return {
+      ...document,
+      seller: { name: environment.name },
+      creditedInvoiceHandle: credited?.handle ?? null,
+    };
+  }
+
+  list(filter: InvoiceFilter, page: PageArgs): Promise<Connection<Invoice>> {
+    return leanKeysetPage(
+      this.ctx.em,
+      InvoiceSchema,
+      {
+        environmentId: this.ctx.environmentId,
+        customerId: filter.customerId ?? undefined,
+        type: filter.type ?? undefined,
+        status: filter.status ?? undefined,
+        settlementStatus: filter.settlementStatus ?? undefined,
+        date: { $gte: filter.dateFrom ?? undefined, $lte: filter.dateTo ?? undefined },
+      },
+      page,
+    );
+  }
+}

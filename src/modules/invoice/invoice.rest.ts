@@ -6,7 +6,8 @@ import { SETTLEMENT_STATUSES, totalDue } from './invoice.arithmetic.ts';
 import { INVOICE_STATUSES, INVOICE_TYPES, type InvoiceItem, type Settlement } from './invoice.entity.ts';
 import { INVOICE_READ_ONLY_FIELDS, InvoiceCreateBody } from './invoice.input.ts';
 import { PDF_MEDIA_TYPE, pdfFileName, renderInvoicePdf } from './invoice.pdf.ts';
-import { type InvoiceDocument, InvoiceService } from './invoice.service.ts';
+import { type InvoiceDocument, InvoiceReads } from './invoice.reads.ts';
+import { InvoiceDraftService } from './invoice-drafts.service.ts';
 
 /** Contract 2.3. Quantities and unit amounts are exact decimals of at most 15 digits: JSON numbers keep them. */
 export const InvoiceItemResponse = z.object({
@@ -125,12 +126,11 @@ export const invoiceRoutes: Route[] = [
     response: { status: 201, description: 'The new draft invoice', schema: InvoiceResponse },
     handler: async ({ ctx, body }) => {
       const input = parseInput(InvoiceCreateBody, withoutReadOnly(body, INVOICE_READ_ONLY_FIELDS));
-      const service = new InvoiceService(ctx);
-      const invoice = await service.create(input);
+      const invoice = await new InvoiceDraftService(ctx).create(input);
       return {
         status: 201,
         headers: { location: `/invoices/${invoice.id}` },
-        body: invoiceResponse(await service.document(invoice)),
+        body: invoiceResponse(await new InvoiceReads(ctx).document(invoice)),
       };
     },
   },
@@ -147,10 +147,10 @@ export const invoiceRoutes: Route[] = [
       alternatives: [PDF_MEDIA_TYPE],
     },
     handler: async ({ ctx, params, mediaType }) => {
-      const service = new InvoiceService(ctx);
+      const reads = new InvoiceReads(ctx);
       const id = params.invoiceId as string;
-      if (mediaType !== PDF_MEDIA_TYPE) return { status: 200, body: invoiceResponse(await service.read(id)) };
-      const printable = await service.readPrintable(id);
+      if (mediaType !== PDF_MEDIA_TYPE) return { status: 200, body: invoiceResponse(await reads.read(id)) };
+      const printable = await reads.readPrintable(id);
       return {
         status: 200,
         headers: {

@@ -1,0 +1,50 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { ServiceContext } from '../../context.ts';
+import { DomainError } from '../../errors.ts';
+import { CustomerSchema } from '../customer/customer.entity.ts';
+import { CreditNoteService } from './credit-note.service.ts';
+import { assertDraft, changeInvoice, customerSummary } from './invoice.change.ts';
+import { type Invoice, InvoiceItemSchema } from './invoice.entity.ts';
+import { takeNextHandle } from './invoice-numbering.service.ts';
+
+/** Booking drafts: the step that numbers an invoice or credit note and makes it final. */
+export class InvoiceBookingService {
+  private readonly ctx: ServiceContext;
+
+  constructor(ctx: ServiceContext) {
+    this.ctx = ctx;
+  }
+
+  /**
+   * Books a draft: takes the next gapless number of its type, freezes the customer onto it and,
+   * for a credit note, settles its total on the invoice it credits. All in one transaction.
+   */
+  async book(id: string): Promise<Invoice> {
+    try {
+      return await changeInvoice(this.ctx, id, async (tx, invoice) => {
+        assertDraft(invoice);
+        const { environmentId } = this.ctx;
+        if ((await tx.count(InvoiceItemSchema, { invoiceId: id, environmentId })) === 0) {
+          throw new DomainError('CONFLICT', 'an invoice needs at least one item to be booked');
+        }
+        const customer = await tx.findOneOrFail(CustomerSchema, { id: invoice.customerId, environmentId });
+        invoice.handle = await takeNextHandle(tx, environmentId, invoice.type);
+        invoice.status = 'booked';
+        invoice.customerSnapshot = customerSummary(customer);
+        invoice.bookedAt = new Date();
+        invoice.updatedAt = invoice.bookedAt;
+        if (invoice.creditedInvoiceId) {
+          await new CreditNoteService(this.ctx).apply(tx, invoice, invoice.creditedInvoiceId);
+        }
+        await tx.flush();
+        return invoice;
+      });
+    } catch (error) {
+      if (!(error instanceof UniqueConstraintViolationException)) throw error;
+      throw new DomainError(
+        'CONFLICT',
+        'the next number is already used by another invoice of this environment (its prefix was used before); choose another prefix',
+      );
+    }
+  }
+}

@@ -1,0 +1,331 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ServiceContext } from '../../context.ts';
+import { leanFind } from '../../db/lean.ts';
+import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
+import { CustomerService } from '../customer/customer.service.ts';
+import { ProductSchema } from '../product/product.entity.ts';
+import { TaxCodeSchema } from '../tax/tax-code.entity.ts';
+import {
+  computeLine,
+  InvoiceArithmeticError,
+  type LineAmounts,
+  settlementStatus,
+} from './invoice.arithmetic.ts';
+import {
+  assertDraft,
+  changeInvoice,
+  type ItemFields,
+  invoiceTransaction,
+  totalsOf,
+} from './invoice.change.ts';
+import { type Invoice, type InvoiceItem, InvoiceItemSchema, InvoiceSchema } from './invoice.entity.ts';
+import {
+  type InvoiceCreateInput,
+  type InvoiceItemInput,
+  type InvoiceItemUpdateInput,
+  type InvoiceUpdateInput,
+  MAX_LINES_PER_INVOICE,
+} from './invoice.input.ts';
+import { invoiceLoaders } from './invoice.reads.ts';
+
+/** `net<N>`: N days after `date`; no term, no due date. */
+function dueDateFromTerm(date: string, paymentTerm: string | null | undefined): string | null {
+  const days = paymentTerm ? /^net(\d+)$/.exec(paymentTerm)?.[1] : undefined;
+  if (days === undefined) return null;
+  const due = new Date(`${date}T00:00:00Z`);
+  due.setUTCDate(due.getUTCDate() + Number(days));
+  const iso = due.toISOString();
+  if (!/^\d{4}-/.test(iso)) {
+    throw DomainError.onField(
+      'INVALID_INPUT',
+      ['date'],
+      "the customer's payment term puts the due date past 9999",
+    );
+  }
+  return iso.slice(0, 10);
+}
+
+/** Applies the line arithmetic, reporting a refused figure at the item it is about. */
+function lineAmounts(fields: Omit<ItemFields, 'amount' | 'taxAmount'>, path: FieldPath): LineAmounts {
+  try {
+    return computeLine({
+      quantity: fields.quantity,
+      unitAmount: fields.unitAmount,
+      discountPercentage: fields.discountPercentage,
+      discountAmount: fields.discountAmount,
+      taxRate: fields.taxRate ?? null,
+    });
+  } catch (error) {
+    if (!(error instanceof InvoiceArithmeticError)) throw error;
+    throw DomainError.onField(
+      'INVALID_INPUT',
+      error.field === 'discount' ? [...path, 'discount'] : path,
+      error.message,
+    );
+  }
+}
+
+/** Drafts of one environment: creating them, changing them and their items, deleting them. */
+export class InvoiceDraftService {
+  private readonly ctx: ServiceContext;
+
+  constructor(ctx: ServiceContext) {
+    this.ctx = ctx;
+  }
+
+  /** A new draft invoice (DESIGN §6). */
+  async create(input: InvoiceCreateInput): Promise<Invoice> {
+    const { em, environmentId } = this.ctx;
+    const { customer, currency } = await new CustomerService(this.ctx).toBill(
+      input.customerId,
+      input.currency,
+    );
+    const dueDate = input.dueDate ?? dueDateFromTerm(input.date, customer.paymentTerm);
+    const items = await this.resolveItems(em, input.items ?? [], (index) => ['items', index]);
+    const totals = totalsOf(items, ['items']);
+    const created = await invoiceTransaction(this.ctx, async (tx) => {
+      const invoice = tx.create(InvoiceSchema, {
+        environmentId,
+        type: 'invoice',
+        status: 'draft',
+        handle: null,
+        customerId: customer.id,
+        customerSnapshot: null,
+        creditedInvoiceId: null,
+        currency,
+        date: input.date,
+        dueDate,
+        memo: input.memo ?? null,
+        ...totals,
+        settledAmount: 0,
+        settlementStatus: settlementStatus(totals.totalInclVat, 0),
+      });
+      const lines = items.map((item) =>
+        tx.create(InvoiceItemSchema, { environmentId, invoiceId: invoice.id, creditedItemId: null, ...item }),
+      );
+      return { invoice, lines };
+    });
+    // What the transaction wrote is what a read would find: the document needs no further queries.
+    const byId = (a: InvoiceItem, b: InvoiceItem) => (a.id < b.id ? -1 : 1);
+    this.ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.prime(created.invoice.id, created.lines.sort(byId));
+    this.ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.prime(created.invoice.id, []);
+    return created.invoice;
+  }
+
+  /** Changes the date, due date, memo or currency of a draft. */
+  async update(id: string, input: InvoiceUpdateInput): Promise<Invoice> {
+    return changeInvoice(this.ctx, id, async (_tx, invoice) => {
+      assertDraft(invoice);
+      if (
+        input.currency !== undefined &&
+        input.currency !== invoice.currency &&
+        invoice.type === 'credit_note'
+      ) {
+        throw DomainError.onField(
+          'CONFLICT',
+          ['currency'],
+          'a credit note keeps the currency of the invoice it credits',
+        );
+      }
+      if (input.date !== undefined) invoice.date = input.date;
+      if (input.dueDate !== undefined) invoice.dueDate = input.dueDate;
+      if (input.memo !== undefined) invoice.memo = input.memo;
+      if (input.currency !== undefined) invoice.currency = input.currency;
+      if (invoice.dueDate && invoice.dueDate < invoice.date) {
+        throw DomainError.onField('INVALID_INPUT', ['dueDate'], 'must not be before the invoice date');
+      }
+      invoice.updatedAt = new Date();
+      return invoice;
+    });
+  }
+
+  async addItem(
+    invoiceId: string,
+    input: InvoiceItemInput,
+  ): Promise<{ invoice: Invoice; item: InvoiceItem }> {
+    return changeInvoice(this.ctx, invoiceId, async (tx, invoice) => {
+      this.assertItemsEditable(invoice);
+      // Counted under the invoice's lock, so two additions cannot both take the last place.
+      const lines = await tx.count(InvoiceItemSchema, { invoiceId, environmentId: this.ctx.environmentId });
+      if (lines >= MAX_LINES_PER_INVOICE) {
+        throw DomainError.onField(
+          'CONFLICT',
+          [],
+          `an invoice has at most ${MAX_LINES_PER_INVOICE} lines and this one has ${lines}; start another invoice`,
+        );
+      }
+      const [fields] = await this.resolveItems(tx, [input], () => []);
+      const item = tx.create(InvoiceItemSchema, {
+        environmentId: this.ctx.environmentId,
+        invoiceId,
+        creditedItemId: null,
+        ...(fields as ItemFields),
+      });
+      await this.refreshTotals(tx, invoice);
+      return { invoice, item };
+    });
+  }
+
+  /** Changes the fields present in `input`; `null` clears one. A new tax code brings its current rate. */
+  async updateItem(
+    id: string,
+    input: InvoiceItemUpdateInput,
+  ): Promise<{ invoice: Invoice; item: InvoiceItem }> {
+    const invoiceId = await this.invoiceIdOfItem(id);
+    return changeInvoice(this.ctx, invoiceId, async (tx, invoice) => {
+      this.assertItemsEditable(invoice);
+      const item = await this.itemUnderLock(tx, id);
+      const { discount, taxCode, ...plain } = input;
+      for (const [key, value] of Object.entries(plain)) {
+        if (value !== undefined) Object.assign(item, { [key]: value });
+      }
+      if (discount !== undefined) {
+        item.discountPercentage = discount?.percentage ?? '0';
+        item.discountAmount = discount?.amount ?? '0';
+      }
+      if (taxCode !== undefined) {
+        item.taxCode = taxCode;
+        item.taxRate = taxCode === null ? null : await this.taxRateOf(tx, taxCode, ['taxCode']);
+      }
+      if (item.periodStart && item.periodEnd && item.periodStart > item.periodEnd) {
+        throw DomainError.onField('INVALID_INPUT', ['periodEnd'], 'must not be before periodStart');
+      }
+      Object.assign(item, lineAmounts(item, []));
+      await this.refreshTotals(tx, invoice);
+      return { invoice, item };
+    });
+  }
+
+  async removeItem(id: string): Promise<Invoice> {
+    const invoiceId = await this.invoiceIdOfItem(id);
+    return changeInvoice(this.ctx, invoiceId, async (tx, invoice) => {
+      assertDraft(invoice);
+      tx.remove(await this.itemUnderLock(tx, id));
+      await this.refreshTotals(tx, invoice);
+      return invoice;
+    });
+  }
+
+  /** Deletes a draft and its items; returns its id. */
+  async delete(id: string): Promise<string> {
+    return changeInvoice(this.ctx, id, async (tx, invoice) => {
+      assertDraft(invoice);
+      // Through the unit of work, not a bulk delete: the audit trail records each removed line.
+      const items = await tx.find(InvoiceItemSchema, {
+        invoiceId: id,
+        environmentId: this.ctx.environmentId,
+      });
+      for (const item of items) tx.remove(item);
+      tx.remove(invoice);
+      return id;
+    });
+  }
+
+  /**
+   * Resolves item requests into item fields: product defaults by sku, tax codes to rates (one query
+   * each for the whole list), then the line arithmetic. Reports every bad item at once.
+   */
+  private async resolveItems(
+    em: EntityManager,
+    inputs: readonly InvoiceItemInput[],
+    pathOf: (index: number) => FieldPath,
+  ): Promise<ItemFields[]> {
+    const { environmentId } = this.ctx;
+    const skus = [...new Set(inputs.flatMap((input) => (input.sku ? [input.sku] : [])))];
+    const products =
+      skus.length > 0 ? await leanFind(em, ProductSchema, { environmentId, handle: skus }) : [];
+    const productBySku = new Map(products.map((product) => [product.handle, product]));
+    const drafts = inputs.map((input) => {
+      const product = input.sku ? productBySku.get(input.sku) : undefined;
+      return {
+        input,
+        title: input.title ?? product?.name ?? null,
+        description: input.description ?? product?.description ?? null,
+        taxCode: input.taxCode ?? product?.taxCode ?? null,
+      };
+    });
+    const codes = [...new Set(drafts.flatMap((draft) => (draft.taxCode ? [draft.taxCode] : [])))];
+    const taxCodes =
+      codes.length > 0 ? await leanFind(em, TaxCodeSchema, { environmentId, code: codes }) : [];
+    const rateByCode = new Map(taxCodes.map((taxCode) => [taxCode.code, taxCode.rate]));
+
+    const invalid: FieldIssue[] = [];
+    const unknown: FieldIssue[] = [];
+    drafts.forEach((draft, index) => {
+      if (!draft.title) {
+        invalid.push({
+          path: [...pathOf(index), 'title'],
+          message: 'is required unless sku is the handle of a product',
+        });
+      }
+      if (draft.taxCode && !rateByCode.has(draft.taxCode)) {
+        unknown.push({
+          path: [...pathOf(index), 'taxCode'],
+          message: 'is not a tax code of this environment',
+        });
+      }
+    });
+    if (invalid.length > 0) throw DomainError.invalidInput(invalid);
+    if (unknown.length > 0) {
+      throw new DomainError('INVALID_REFERENCE', 'The request names tax codes that do not exist', unknown);
+    }
+
+    return drafts.map(({ input, title, description, taxCode }, index) => {
+      const fields = {
+        quantity: input.quantity,
+        unitAmount: input.unitAmount,
+        sku: input.sku ?? null,
+        title: title as string,
+        description,
+        periodStart: input.periodStart ?? null,
+        periodEnd: input.periodEnd ?? null,
+        taxCode,
+        taxRate: taxCode ? (rateByCode.get(taxCode) as string) : null,
+        discountPercentage: input.discount?.percentage ?? '0',
+        discountAmount: input.discount?.amount ?? '0',
+      };
+      return { ...fields, ...lineAmounts(fields, pathOf(index)) };
+    });
+  }
+
+  private async taxRateOf(em: EntityManager, code: string, path: FieldPath): Promise<string> {
+    const taxCode = await em.findOne(TaxCodeSchema, { environmentId: this.ctx.environmentId, code });
+    if (!taxCode)
+      throw DomainError.onField('INVALID_REFERENCE', path, 'is not a tax code of this environment');
+    return taxCode.rate;
+  }
+
+  private async refreshTotals(tx: EntityManager, invoice: Invoice): Promise<void> {
+    await tx.flush();
+    const items = await tx.find(InvoiceItemSchema, {
+      invoiceId: invoice.id,
+      environmentId: this.ctx.environmentId,
+    });
+    Object.assign(invoice, totalsOf(items, []));
+    invoice.settlementStatus = settlementStatus(invoice.totalInclVat, invoice.settledAmount);
+    invoice.updatedAt = new Date();
+  }
+
+  private async invoiceIdOfItem(id: string): Promise<string> {
+    const item = await this.ctx.em.findOne(InvoiceItemSchema, { id, environmentId: this.ctx.environmentId });
+    if (!item) throw DomainError.notFound('Invoice item', id);
+    return item.invoiceId;
+  }
+
+  /** Re-reads an item once its invoice is locked: every change to items holds that lock. */
+  private async itemUnderLock(tx: EntityManager, id: string): Promise<InvoiceItem> {
+    const item = await tx.findOne(InvoiceItemSchema, { id, environmentId: this.ctx.environmentId });
+    if (!item) throw DomainError.notFound('Invoice item', id);
+    return item;
+  }
+
+  private assertItemsEditable(invoice: Invoice): void {
+    assertDraft(invoice);
+    if (invoice.type === 'credit_note') {
+      throw new DomainError(
+        'CONFLICT',
+        'the lines of a credit note are those of the invoice it credits; remove lines or create another credit note',
+      );
+    }
+  }
+}

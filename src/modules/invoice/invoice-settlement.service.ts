@@ -1,0 +1,67 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ServiceContext } from '../../context.ts';
+import { DomainError } from '../../errors.ts';
+import { settlementStatus } from './invoice.arithmetic.ts';
+import { changeInvoice } from './invoice.change.ts';
+import { type Invoice, type Settlement, SettlementSchema } from './invoice.entity.ts';
+import type { SettlementInput } from './invoice.input.ts';
+
+/** Settlements of booked invoices: payments, refunds, and what booking a credit note settles. */
+export class InvoiceSettlementService {
+  private readonly ctx: ServiceContext;
+
+  constructor(ctx: ServiceContext) {
+    this.ctx = ctx;
+  }
+
+  /** Records a settlement of a booked invoice; its status and amount due follow. */
+  async settle(id: string, input: SettlementInput): Promise<{ invoice: Invoice; settlement: Settlement }> {
+    return changeInvoice(this.ctx, id, async (tx, invoice) => {
+      if (invoice.status !== 'booked') {
+        throw new DomainError('CONFLICT', 'only booked invoices can be settled; book the draft first');
+      }
+      const direction = invoice.totalInclVat < 0 ? -1 : 1;
+      if (Math.sign(input.amount) !== direction) {
+        throw DomainError.onField(
+          'INVALID_INPUT',
+          ['amount'],
+          direction > 0
+            ? 'must be more than 0'
+            : 'must be less than 0: the invoice total is negative, so settling it pays money out',
+        );
+      }
+      const settlement = this.addSettlement(tx, invoice, {
+        date: input.date,
+        amount: input.amount,
+        reference: input.reference ?? null,
+        note: input.note ?? null,
+      });
+      return { invoice, settlement };
+    });
+  }
+
+  /** Adds a settlement to an invoice the caller holds locked in `tx`. */
+  addSettlement(
+    tx: EntityManager,
+    invoice: Invoice,
+    fields: Pick<Settlement, 'date' | 'amount' | 'reference' | 'note'>,
+  ): Settlement {
+    const settledAmount = invoice.settledAmount + fields.amount;
+    if (!Number.isSafeInteger(settledAmount)) {
+      throw DomainError.onField(
+        'INVALID_INPUT',
+        ['amount'],
+        'the settled sum would exceed the largest supported amount',
+      );
+    }
+    const settlement = tx.create(SettlementSchema, {
+      environmentId: this.ctx.environmentId,
+      invoiceId: invoice.id,
+      ...fields,
+    });
+    invoice.settledAmount = settledAmount;
+    invoice.settlementStatus = settlementStatus(invoice.totalInclVat, settledAmount);
+    invoice.updatedAt = new Date();
+    return settlement;
+  }
+}
