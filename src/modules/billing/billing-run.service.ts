@@ -1,13 +1,15 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
+import { dateOf, startOfDay } from '../../dates/calendar.ts';
+import type { Period } from '../../dates/periods.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { inEnvironment } from '../../db/tenant-transaction.ts';
 import { DomainError } from '../../errors.ts';
 import { Loaders } from '../../loaders.ts';
 import { billingRunsTotal } from '../../metrics.ts';
+import { Decimal } from '../../money/decimal.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
-import { Exact } from '../invoice/invoice.arithmetic.ts';
 import type { InvoiceItemInput } from '../invoice/invoice.input.ts';
 import { InvoiceService } from '../invoice/invoice.service.ts';
 import { type Price, PriceSchema } from '../price/price.entity.ts';
@@ -28,7 +30,6 @@ import {
   SubscriptionItemSchema,
   SubscriptionSchema,
 } from '../subscription/subscription.entity.ts';
-import { dateOf, type Period, startOfDay } from '../subscription/subscription.periods.ts';
 import { LOCK_TAKEN, withBillingRunLock } from './billing.lock.ts';
 import {
   BilledPeriodSchema,
@@ -72,8 +73,8 @@ function lineFigures(
   quantity: string,
   amount: number,
 ): { quantity: string; unitAmount: string; whole: boolean } {
-  const units = new Exact(quantity);
-  const unitAmount = new Exact(amount).dividedBy(units);
+  const units = new Decimal(quantity);
+  const unitAmount = new Decimal(amount).dividedBy(units);
   if (
     unitAmount.decimalPlaces() <= 6 &&
     unitAmount.precision(true) <= 15 &&
@@ -277,7 +278,7 @@ export class BillingRunService {
           const quantity =
             item.method === 'event_based'
               ? await this.usageIn(tx, item, period)
-              : new Exact(quantityFor(item, period)).toFixed();
+              : new Decimal(quantityFor(item, period)).toFixed();
           lines.push({
             subscription,
             item,
@@ -326,7 +327,7 @@ export class BillingRunService {
        where environment_id = ? and subscription_item_id = ? and occurred_at >= ? and occurred_at < ?`,
       [this.ctx.environmentId, item.id, startOfDay(period.start), startOfDay(period.end)],
     );
-    return new Exact(row?.total ?? 0).toFixed();
+    return new Decimal(row?.total ?? 0).toFixed();
   }
 
   /** The amount the price's model gives for `quantity` in the subscription's currency. */
@@ -361,7 +362,7 @@ export class BillingRunService {
     const invoiceOf = new Map<Line, string>();
     const byCurrency = new Map<string, Line[]>();
     for (const line of lines) {
-      if (new Exact(line.quantity).isZero()) continue;
+      if (new Decimal(line.quantity).isZero()) continue;
       const currency = line.subscription.currency;
       byCurrency.set(currency, [...(byCurrency.get(currency) ?? []), line]);
     }

@@ -1,6 +1,8 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../context.ts';
+import { dayOnOrAfter } from '../../dates/calendar.ts';
+import { boundary, firstBoundaryOnOrAfter, type Period, termLength } from '../../dates/periods.ts';
 import { flushOrFail } from '../../db/flush.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
@@ -33,13 +35,6 @@ import type {
   SubscriptionUpdateInput,
   UsageRecordInput,
 } from './subscription.input.ts';
-import {
-  boundary,
-  dayOnOrAfter,
-  firstBoundaryOnOrAfter,
-  type Period,
-  termLength,
-} from './subscription.periods.ts';
 
 type ResolvedItem = { input: SubscriptionItemInput; product: Product; price: Price };
 
