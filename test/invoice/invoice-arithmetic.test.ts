@@ -1,12 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   computeLine,
-  Exact,
   InvoiceArithmeticError,
   invoiceTotals,
-  roundHalfAwayFromZero,
 } from '../../src/modules/invoice/invoice.arithmetic.ts';
 import { minorUnitDigits } from '../../src/money/currency.ts';
+import { Decimal, roundHalfAwayFromZero } from '../../src/money/decimal.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 import { invoiceFixtures } from './fixtures.ts';
 
@@ -215,7 +214,7 @@ describe('line arithmetic (DESIGN §5), golden cases', () => {
 
   it('rounds half away from zero', () => {
     const rounded = ['0.5', '1.5', '2.5', '-0.5', '-1.5', '-2.5', '2.4999999', '-2.4999999'].map((value) =>
-      roundHalfAwayFromZero(new Exact(value)).toNumber(),
+      roundHalfAwayFromZero(new Decimal(value)).toNumber(),
     );
     expect(rounded).toEqual([1, 2, 3, -1, -2, -3, 2, -2]);
   });

@@ -1,10 +1,11 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RequestLoaders, type ServiceContext } from '../../context.ts';
+import { dateOf, startOfDay } from '../../dates/calendar.ts';
+import type { Period } from '../../dates/periods.ts';
 import { DomainError } from '../../errors.ts';
-
+import { Decimal } from '../../money/decimal.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
-import { Exact } from '../invoice/invoice.arithmetic.ts';
 import { type InvoiceItemInput, MAX_LINES_PER_INVOICE } from '../invoice/invoice.input.ts';
 import { InvoiceBookingService } from '../invoice/invoice-booking.service.ts';
 import { InvoiceDraftService } from '../invoice/invoice-drafts.service.ts';
@@ -26,7 +27,6 @@ import {
   SubscriptionItemSchema,
   SubscriptionSchema,
 } from '../subscription/subscription.entity.ts';
-import { dateOf, type Period, startOfDay } from '../subscription/subscription.periods.ts';
 import { BilledPeriodSchema, BillingRunSchema } from './billing-run.entity.ts';
 
 /** One period of one item, priced. */
@@ -49,8 +49,8 @@ function lineFigures(
   quantity: string,
   amount: number,
 ): { quantity: string; unitAmount: string; whole: boolean } {
-  const units = new Exact(quantity);
-  const unitAmount = new Exact(amount).dividedBy(units);
+  const units = new Decimal(quantity);
+  const unitAmount = new Decimal(amount).dividedBy(units);
   if (
     unitAmount.decimalPlaces() <= 6 &&
     unitAmount.precision(true) <= 15 &&
@@ -113,7 +113,7 @@ export class CustomerBillingService {
           const quantity =
             item.method === 'event_based'
               ? await this.usageIn(tx, item, period)
-              : new Exact(quantityFor(item, period)).toFixed();
+              : new Decimal(quantityFor(item, period)).toFixed();
           lines.push({
             subscription,
             item,
@@ -162,7 +162,7 @@ export class CustomerBillingService {
        where environment_id = ? and subscription_item_id = ? and occurred_at >= ? and occurred_at < ?`,
       [this.ctx.environmentId, item.id, startOfDay(period.start), startOfDay(period.end)],
     );
-    return new Exact(row?.total ?? 0).toFixed();
+    return new Decimal(row?.total ?? 0).toFixed();
   }
 
   /** The amount the price's model gives for `quantity` in the subscription's currency. */
@@ -197,7 +197,7 @@ export class CustomerBillingService {
     const invoiceOf = new Map<Line, string>();
     const byCurrency = new Map<string, Line[]>();
     for (const line of lines) {
-      if (new Exact(line.quantity).isZero()) continue;
+      if (new Decimal(line.quantity).isZero()) continue;
       const currency = line.subscription.currency;
       byCurrency.set(currency, [...(byCurrency.get(currency) ?? []), line]);
     }

@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
+import { dateOf } from '../../dates/calendar.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { inEnvironment } from '../../db/tenant-transaction.ts';
 import { DomainError } from '../../errors.ts';
 import { billingRunsTotal } from '../../metrics.ts';
-import { dateOf } from '../subscription/subscription.periods.ts';
 import { LOCK_TAKEN, withBillingRunLock } from './billing.lock.ts';
 import { CustomerBillingService } from './billing-customer.service.ts';
 import {

@@ -1,9 +1,9 @@
+import { Instant } from '../../dates/calendar.ts';
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import type { Invoice } from '../invoice/invoice.entity.ts';
 import { InvoiceRef } from '../invoice/invoice.graphql.ts';
 import { invoiceLoaders } from '../invoice/invoice.reads.ts';
-import { Instant } from '../subscription/subscription.input.ts';
 import {
   BILLING_RUN_STATUSES,
   BILLING_RUN_TRIGGERS,

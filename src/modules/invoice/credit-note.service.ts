@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
+import { today } from '../../dates/calendar.ts';
 import { DomainError, type FieldIssue } from '../../errors.ts';
 import { settlementStatus } from './invoice.arithmetic.ts';
 import {
@@ -13,8 +14,6 @@ import {
 import { type Invoice, type InvoiceItem, InvoiceItemSchema, InvoiceSchema } from './invoice.entity.ts';
 import type { CreditNoteCreateInput } from './invoice.input.ts';
 import { InvoiceSettlementService } from './invoice-settlement.service.ts';
-
-const today = (): string => new Date().toISOString().slice(0, 10);
 
 /** Credit notes: drafted from the lines of a booked invoice, applied to it when booked. */
 export class CreditNoteService {

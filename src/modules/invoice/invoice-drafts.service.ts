@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
+import { dueDateFromTerm, OutsideCalendarError } from '../../dates/calendar.ts';
 import { leanFind } from '../../db/lean.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
 import { CustomerService } from '../customer/customer.service.ts';
@@ -28,21 +29,18 @@ import {
 } from './invoice.input.ts';
 import { invoiceLoaders } from './invoice.reads.ts';
 
-/** `net<N>`: N days after `date`; no term, no due date. */
-function dueDateFromTerm(date: string, paymentTerm: string | null | undefined): string | null {
-  const days = paymentTerm ? /^net(\d+)$/.exec(paymentTerm)?.[1] : undefined;
-  if (days === undefined) return null;
-  const due = new Date(`${date}T00:00:00Z`);
-  due.setUTCDate(due.getUTCDate() + Number(days));
-  const iso = due.toISOString();
-  if (!/^\d{4}-/.test(iso)) {
+/** The due date the customer's payment term gives, reported at `date` when it would pass year 9999. */
+function dueDateOf(date: string, paymentTerm: string | null | undefined): string | null {
+  try {
+    return dueDateFromTerm(date, paymentTerm);
+  } catch (error) {
+    if (!(error instanceof OutsideCalendarError)) throw error;
     throw DomainError.onField(
       'INVALID_INPUT',
       ['date'],
       "the customer's payment term puts the due date past 9999",
     );
   }
-  return iso.slice(0, 10);
 }
 
 /** Applies the line arithmetic, reporting a refused figure at the item it is about. */
@@ -80,7 +78,7 @@ export class InvoiceDraftService {
       input.customerId,
       input.currency,
     );
-    const dueDate = input.dueDate ?? dueDateFromTerm(input.date, customer.paymentTerm);
+    const dueDate = input.dueDate ?? dueDateOf(input.date, customer.paymentTerm);
     const items = await this.resolveItems(em, input.items ?? [], (index) => ['items', index]);
     const totals = totalsOf(items, ['items']);
     const created = await invoiceTransaction(this.ctx, async (tx) => {

@@ -1,16 +1,4 @@
-import type { Decimal } from 'decimal.js';
-import DecimalModule from 'decimal.js';
-
-// decimal.mjs has only a default export, which its typings (read as CommonJS) do not describe.
-const DecimalClass = DecimalModule as unknown as typeof Decimal;
-
-/**
- * Decimal arithmetic for invoice figures (DESIGN §5). The precision is far above what the accepted
- * inputs can produce (15 significant digits times 15 times a 7-digit percentage), so every product
- * and quotient is exact and the only rounding is the explicit one to whole minor units.
- */
-export const Exact = DecimalClass.clone({ precision: 64, rounding: DecimalClass.ROUND_HALF_UP });
-export type Exact = InstanceType<typeof Exact>;
+import { Decimal, roundHalfAwayFromZero } from '../../money/decimal.ts';
 
 export const SETTLEMENT_STATUSES = ['settled', 'over_settled', 'under_settled', 'not_settled'] as const;
 export type SettlementStatus = (typeof SETTLEMENT_STATUSES)[number];
@@ -43,14 +31,9 @@ export class InvoiceArithmeticError extends Error {
   }
 }
 
-const MAX_AMOUNT = new Exact(Number.MAX_SAFE_INTEGER);
+const MAX_AMOUNT = new Decimal(Number.MAX_SAFE_INTEGER);
 
-/** Rounds to a whole minor unit; ties go away from zero (2.5 -> 3, -2.5 -> -3). */
-export function roundHalfAwayFromZero(value: Exact): Exact {
-  return value.toDecimalPlaces(0, Exact.ROUND_HALF_UP);
-}
-
-function toSafeInteger(value: Exact, field: InvoiceArithmeticError['field'], what: string): number {
+function toSafeInteger(value: Decimal, field: InvoiceArithmeticError['field'], what: string): number {
   if (value.abs().gt(MAX_AMOUNT)) {
     throw new InvoiceArithmeticError(field, `${what} exceeds the largest supported amount`);
   }
@@ -64,7 +47,7 @@ function toSafeInteger(value: Exact, field: InvoiceArithmeticError['field'], wha
  * sign of the gross amount and is at most as large.
  */
 export function computeLine(line: LineInput): LineAmounts {
-  const gross = new Exact(line.quantity).times(line.unitAmount);
+  const gross = new Decimal(line.quantity).times(line.unitAmount);
   const discount = gross.times(line.discountPercentage).dividedBy(100).plus(line.discountAmount);
   if (!discount.isZero() && (discount.abs().gt(gross.abs()) || discount.isNeg() !== gross.isNeg())) {
     throw new InvoiceArithmeticError(
@@ -74,7 +57,7 @@ export function computeLine(line: LineInput): LineAmounts {
   }
   const amount = roundHalfAwayFromZero(gross.minus(discount));
   const taxAmount =
-    line.taxRate === null ? new Exact(0) : roundHalfAwayFromZero(amount.times(line.taxRate).dividedBy(100));
+    line.taxRate === null ? new Decimal(0) : roundHalfAwayFromZero(amount.times(line.taxRate).dividedBy(100));
   return {
     amount: toSafeInteger(amount, 'amount', 'the line amount'),
     taxAmount: toSafeInteger(taxAmount, 'amount', 'the line tax amount'),
@@ -83,8 +66,8 @@ export function computeLine(line: LineInput): LineAmounts {
 
 /** Sums of the lines' amounts; refuses totals beyond the int64 range JavaScript keeps exact. */
 export function invoiceTotals(lines: readonly LineAmounts[]): InvoiceTotals {
-  let excl = new Exact(0);
-  let vat = new Exact(0);
+  let excl = new Decimal(0);
+  let vat = new Decimal(0);
   for (const line of lines) {
     excl = excl.plus(line.amount);
     vat = vat.plus(line.taxAmount);
@@ -98,7 +81,7 @@ export function invoiceTotals(lines: readonly LineAmounts[]): InvoiceTotals {
 
 /** What is still to be paid; negative when more was settled than the invoice is worth. */
 export function totalDue(totalInclVat: number, settledAmount: number): number {
-  return toSafeInteger(new Exact(totalInclVat).minus(settledAmount), 'total', 'the amount due');
+  return toSafeInteger(new Decimal(totalInclVat).minus(settledAmount), 'total', 'the amount due');
 }
 
 /**

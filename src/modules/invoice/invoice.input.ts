@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { CalendarDate } from '../../dates/calendar.ts';
 import { CurrencyCode } from '../../money/currency.ts';
+import { Decimal } from '../../money/decimal.ts';
 import { Uuid } from '../../validation.ts';
-import { Exact, SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
+import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
 import { INVOICE_STATUSES, INVOICE_TYPES } from './invoice.entity.ts';
 
 /**
@@ -18,23 +20,13 @@ export const exactDecimal = (places: number) =>
   z
     .number()
     .refine(
-      (value) => new Exact(value).decimalPlaces() <= places,
+      (value) => new Decimal(value).decimalPlaces() <= places,
       `must have at most ${places} decimal places`,
     )
-    .refine((value) => new Exact(value).precision(true) <= 15, 'must have at most 15 significant digits')
-    .transform((value) => new Exact(value).toFixed());
+    .refine((value) => new Decimal(value).precision(true) <= 15, 'must have at most 15 significant digits')
+    .transform((value) => new Decimal(value).toFixed());
 
 const Percentage = z.number().min(0).max(100).pipe(exactDecimal(4));
-
-/** A calendar date, YYYY-MM-DD; GraphQL's Date scalar hands over a Date at UTC midnight. */
-export const CalendarDate = z.preprocess(
-  (value) =>
-    value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString().slice(0, 10) : value,
-  z.iso
-    .date({ error: 'must be a date, YYYY-MM-DD' })
-    // PostgreSQL has no year 0.
-    .refine((date) => date >= '0001-01-01', 'must be a date from 0001-01-01 on'),
-);
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { minorUnitDigits } from '../../money/currency.ts';
+import { Decimal } from '../../money/decimal.ts';
 import type { BillingAddress } from '../customer/customer.entity.ts';
-import { Exact, totalDue } from './invoice.arithmetic.ts';
+import { totalDue } from './invoice.arithmetic.ts';
 import type { Invoice, InvoiceItem } from './invoice.entity.ts';
 import type { PrintableInvoice } from './invoice.reads.ts';
 
@@ -78,7 +79,7 @@ class MoneyFormat {
   }
 
   private major(minor: string | number | bigint): Intl.StringNumericLiteral {
-    return new Exact(minor.toString()).dividedBy(new Exact(10).pow(this.digits)).toFixed() as `${number}`;
+    return new Decimal(minor.toString()).dividedBy(new Decimal(10).pow(this.digits)).toFixed() as `${number}`;
   }
 
   amount(minor: number | bigint): string {
@@ -101,12 +102,12 @@ const percentFormat = new Intl.NumberFormat(LOCALE, {
   maximumFractionDigits: 4,
 });
 
-const percent = (value: string): string => percentFormat.format(new Exact(value).toFixed() as `${number}`);
+const percent = (value: string): string => percentFormat.format(new Decimal(value).toFixed() as `${number}`);
 
 function discountText(item: InvoiceItem, money: MoneyFormat): string {
   const parts: string[] = [];
-  if (!new Exact(item.discountPercentage).isZero()) parts.push(percent(item.discountPercentage));
-  if (!new Exact(item.discountAmount).isZero()) parts.push(money.unitAmount(item.discountAmount));
+  if (!new Decimal(item.discountPercentage).isZero()) parts.push(percent(item.discountPercentage));
+  if (!new Decimal(item.discountAmount).isZero()) parts.push(money.unitAmount(item.discountAmount));
   return parts.join(' + ');
 }
 
@@ -128,9 +129,9 @@ type TaxGroup = { label: string; net: bigint; tax: bigint };
 
 /** Net and VAT per rate, lowest rate first; lines without a tax code form their own group, last. */
 function taxBreakdown(items: readonly InvoiceItem[]): TaxGroup[] {
-  const byRate = new Map<string, { rate: Exact | null; net: bigint; tax: bigint }>();
+  const byRate = new Map<string, { rate: Decimal | null; net: bigint; tax: bigint }>();
   for (const item of items) {
-    const rate = item.taxRate == null ? null : new Exact(item.taxRate);
+    const rate = item.taxRate == null ? null : new Decimal(item.taxRate);
     const key = rate ? rate.toFixed() : 'none';
     const group = byRate.get(key) ?? { rate, net: 0n, tax: 0n };
     group.net += BigInt(item.amount);
@@ -345,7 +346,7 @@ class InvoiceLayout {
           ...(item.description ? [{ text: item.description, ...SMALL }] : []),
           ...(period ? [{ text: period, ...SMALL }] : []),
         ],
-        quantity: [{ text: quantityFormat.format(new Exact(item.quantity).toFixed() as `${number}`) }],
+        quantity: [{ text: quantityFormat.format(new Decimal(item.quantity).toFixed() as `${number}`) }],
         unitAmount: [{ text: this.money.unitAmount(item.unitAmount) }],
         discount: [{ text: discountText(item, this.money) }],
         taxRate: [{ text: item.taxRate == null ? '–' : percent(item.taxRate) }],

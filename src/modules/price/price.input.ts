@@ -1,6 +1,6 @@
-import { Decimal } from 'decimal.js';
 import { z } from 'zod';
 import { SUPPORTED_CURRENCIES } from '../../money/currency.ts';
+import { Decimal } from '../../money/decimal.ts';
 import { boundedText, fieldIssues } from '../../validation.ts';
 import { BILLING_METHODS, PRICE_MODELS, type PriceModel, PURCHASES, TERM_UNITS } from './price.entity.ts';
 import type { FeeEntry, PackageEntry, PricingEntry, TieredEntry } from './pricing.ts';

@@ -1,4 +1,4 @@
-import { Decimal } from 'decimal.js';
+import { Decimal, type DecimalValue, roundHalfAwayFromZero } from '../../money/decimal.ts';
 import type { PriceModel } from './price.entity.ts';
 
 /*
@@ -31,13 +31,10 @@ export type PricingEntry = PricingEntryByModel[PriceModel];
 /** A price's `pricing`: lowercase ISO 4217 currency code -> entry of the price's model. */
 export type Pricing = Record<string, PricingEntry>;
 
-export type Quantity = Decimal.Value;
-
-// Enough significant digits that no product or sum is rounded before the final rounding.
-const Exact = Decimal.clone({ precision: 100 });
+export type Quantity = DecimalValue;
 
 function quantityOf(value: Quantity): Decimal {
-  const quantity = new Exact(value);
+  const quantity = new Decimal(value);
   if (!quantity.isFinite() || quantity.isNegative()) {
     throw new RangeError(`quantity must be a finite number >= 0, got ${String(value)}`);
   }
@@ -46,7 +43,7 @@ function quantityOf(value: Quantity): Decimal {
 
 /** Rounds half away from zero to a whole minor unit; refuses what a JS number cannot hold exactly. */
 function toMinorUnits(amount: Decimal): number {
-  const rounded = amount.toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toNumber();
+  const rounded = roundHalfAwayFromZero(amount).toNumber();
   if (!Number.isSafeInteger(rounded)) {
     throw new RangeError(`amount ${amount.toFixed()} exceeds the largest safe integer`);
   }
@@ -79,11 +76,11 @@ export function volumeAmount(entry: TieredEntry, quantity: Quantity): number {
 /** Graduated: each slice of the quantity at its own tier's unit amount, plus the flat amount of every tier reached. */
 export function graduatedAmount(entry: TieredEntry, quantity: Quantity): number {
   const q = quantityOf(quantity);
-  let total = new Exact(0);
-  let lower = new Exact(0);
+  let total = new Decimal(0);
+  let lower = new Decimal(0);
   for (const tier of entry.tiers) {
     if (q.lte(lower)) break;
-    const upper = tier.upTo === null ? q : Exact.min(q, tier.upTo);
+    const upper = tier.upTo === null ? q : Decimal.min(q, tier.upTo);
     total = total.plus(upper.minus(lower).times(tier.unitAmount)).plus(tier.flatAmount ?? 0);
     lower = upper;
   }

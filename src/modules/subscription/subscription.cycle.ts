@@ -1,14 +1,6 @@
+import { dateOf, dayOnOrAfter, startOfDay } from '../../dates/calendar.ts';
+import { boundary, firstBoundaryOnOrAfter, type Period, periodAt, type Term } from '../../dates/periods.ts';
 import type { Subscription, SubscriptionItem } from './subscription.entity.ts';
-import {
-  boundary,
-  dateOf,
-  dayOnOrAfter,
-  firstBoundaryOnOrAfter,
-  type Period,
-  periodAt,
-  startOfDay,
-  type Term,
-} from './subscription.periods.ts';
 
 /*
  * The billing cycle of subscription items: which periods exist, which are billed, and when. Shared

@@ -1,3 +1,5 @@
+import { Instant } from '../../dates/calendar.ts';
+import type { Period } from '../../dates/periods.ts';
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import { CustomerRef } from '../customer/customer.graphql.ts';
@@ -14,13 +16,11 @@ import {
   type UsageRecord,
 } from './subscription.entity.ts';
 import {
-  Instant,
   SubscriptionCreateInput,
   SubscriptionFilter,
   SubscriptionUpdateInput,
   UsageRecordInput,
 } from './subscription.input.ts';
-import type { Period } from './subscription.periods.ts';
 import { subscriptionLoaders } from './subscription.reads.ts';
 import { SubscriptionService } from './subscription.service.ts';
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { CalendarDate, Instant, LAST_DATE } from '../../dates/calendar.ts';
 import { CurrencyCode } from '../../money/currency.ts';
 import { boundedText } from '../../validation.ts';
-import { CalendarDate, exactDecimal } from '../invoice/invoice.input.ts';
+import { exactDecimal } from '../invoice/invoice.input.ts';
 import { SUBSCRIPTION_STATUSES } from './subscription.entity.ts';
 
 /** Most items one request may name. */
@@ -9,13 +10,6 @@ export const MAX_ITEMS_PER_SUBSCRIPTION_REQUEST = 100;
 
 /** A quantity: an exact decimal of at most 6 places, as the invoice lines it ends up on take it. */
 const Quantity = z.number().nonnegative({ error: 'must not be negative' }).pipe(exactDecimal(6));
-
-/** A moment from year 1 to 9999, the years calendar dates can have. */
-export const Instant = z
-  .date({ error: 'must be a date-time' })
-  .refine((time) => time.getUTCFullYear() >= 1 && time.getUTCFullYear() <= 9999, {
-    error: 'must be within the years 0001 to 9999',
-  });
 
 export const SubscriptionItemInput = z.strictObject({
   productId: z.uuid(),
@@ -30,7 +24,7 @@ const Items = z.array(SubscriptionItemInput).max(MAX_ITEMS_PER_SUBSCRIPTION_REQU
 const Term = z
   .strictObject({ start: CalendarDate, end: CalendarDate.nullish() })
   .refine((term) => !term.end || term.end > term.start, { path: ['end'], error: 'must be after start' })
-  .refine((term) => !term.end || term.end <= '9999-12-31', {
+  .refine((term) => !term.end || term.end <= LAST_DATE, {
     path: ['end'],
     error: 'must be in year 9999 at the latest',
   });

@@ -1,6 +1,8 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../context.ts';
+import { dayOnOrAfter } from '../../dates/calendar.ts';
+import { boundary, firstBoundaryOnOrAfter, type Period, termLength } from '../../dates/periods.ts';
 import { flushOrFail } from '../../db/flush.ts';
 import { loadOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
@@ -35,13 +37,6 @@ import type {
   SubscriptionUpdateInput,
   UsageRecordInput,
 } from './subscription.input.ts';
-import {
-  boundary,
-  dayOnOrAfter,
-  firstBoundaryOnOrAfter,
-  type Period,
-  termLength,
-} from './subscription.periods.ts';
 import { subscriptionLoaders } from './subscription.reads.ts';
 
 type ResolvedItem = { input: SubscriptionItemInput; product: Product; price: Price };

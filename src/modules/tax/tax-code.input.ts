@@ -1,5 +1,5 @@
-import { Decimal } from 'decimal.js';
 import { z } from 'zod';
+import { Decimal } from '../../money/decimal.ts';
 import { boundedText } from '../../validation.ts';
 
 const RATE_DECIMALS = 4;
