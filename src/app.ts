@@ -25,7 +25,7 @@ export type AppOptions = {
   logger: Logger;
   /** Headers GraphiQL starts with when the link does not carry its own (`?headers=` JSON). */
   graphiqlHeaders?: Record<string, string>;
-  /** When set, /metrics requires `Authorization: Bearer <metricsToken>`. */
+  /** /metrics is served only when set, and requires `Authorization: Bearer <metricsToken>`. */
   metricsToken?: string;
   /** Requests each API token may send per window; unlimited when absent. */
   rateLimit?: RateLimitOptions;

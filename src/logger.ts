@@ -4,7 +4,12 @@ import { type DestinationStream, type Logger, pino } from 'pino';
 export type { Logger };
 
 /** What is known of the request being served; set once per request by the observability plugin. */
-export type RequestScope = { requestId: string; startedAt: bigint; operationName?: string | null };
+export type RequestScope = {
+  requestId: string;
+  startedAt: bigint;
+  /** The GraphQL operation's label in logs and metrics, once its document is parsed (see graphqlRoute). */
+  graphqlRoute?: string;
+};
 
 export const requestScope = new AsyncLocalStorage<RequestScope>();
 

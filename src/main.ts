@@ -57,8 +57,11 @@ const billing =
     ? new BillingScheduler(orm, logger, config.BILLING_RUN_INTERVAL_SECONDS * 1000)
     : undefined;
 billing?.start();
+const metrics = config.METRICS_TOKEN
+  ? `${baseUrl}/metrics with METRICS_TOKEN`
+  : 'off until METRICS_TOKEN is set';
 server.listen(config.PORT, config.HOST, () =>
-  logger.info(`listening on ${baseUrl} (GraphiQL: ${baseUrl}${GRAPHQL_PATH})`),
+  logger.info(`listening on ${baseUrl} (GraphiQL: ${baseUrl}${GRAPHQL_PATH}; metrics: ${metrics})`),
 );
 
 /**

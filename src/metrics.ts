@@ -10,7 +10,7 @@ collectDefaultMetrics({ register: metricsRegistry });
 
 const registers = [metricsRegistry];
 
-/** `route` is the REST path template, `graphql:<operationName>`, or one of the fixed endpoints. */
+/** `route` is the REST path template, `graphql:<type>:<root field>`, or one of the fixed endpoints. */
 export const httpRequestsTotal = new Counter({
   name: 'http_requests_total',
   help: 'HTTP requests answered, by method, route and status',

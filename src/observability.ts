@@ -1,5 +1,12 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import { getOperationAST } from 'graphql';
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  getOperationAST,
+  Kind,
+  type SelectionNode,
+} from 'graphql';
 import { type Plugin, shouldRenderGraphiQL } from 'graphql-yoga';
 import { validate as isUuid } from 'uuid';
 import { CLIENT_CLOSED_REQUEST } from './http/body.ts';
@@ -16,33 +23,76 @@ const SANE_REQUEST_ID = /^[\w.:/+=-]{1,128}$/;
 /** Probes and scrapes arrive every few seconds; at info level they would drown the requests that matter. */
 const QUIET_PATHS = new Set(['/health', '/ready', METRICS_PATH]);
 
+/**
+ * Every label value comes from a set the server knows: a label per client-chosen string (an operation
+ * name, a path, a method) is a new series each, kept for the life of the process, and 90 requests with
+ * 400 KB operation names once took the process to 2 GB.
+ */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+const OTHER_GRAPHQL = 'graphql:other';
+/** Introspection fields, which every schema answers at its root besides its own. */
+const META_FIELDS = new Set(['__schema', '__type', '__typename']);
+
 export type ObservabilityOptions = {
   logger: Logger;
   router: RestRouter;
   graphqlPath: string;
   /** Paths served outside the REST router and GraphQL; they label their own metrics. */
   fixedPaths: readonly string[];
-  /** When set, /metrics answers only `Authorization: Bearer <metricsToken>`. */
+  /** /metrics is served only when this is set, and answers only `Authorization: Bearer <metricsToken>`. */
   metricsToken?: string;
 };
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /**
+ * The label of a GraphQL operation: `graphql:<type>:<root field>` with a root field of the schema (or
+ * `multiple` when the operation selects several), `graphql:other` for what the schema does not know.
+ */
+export function graphqlRoute(schema: GraphQLSchema, document: DocumentNode, operationName?: string): string {
+  const operation = getOperationAST(document, operationName);
+  const fields = operation && schema.getRootType(operation.operation)?.getFields();
+  if (!operation || !fields) return OTHER_GRAPHQL;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const names = new Set<string>();
+  const spread = new Set<string>();
+  const pending: SelectionNode[] = [...operation.selectionSet.selections];
+  for (let selection = pending.pop(); selection; selection = pending.pop()) {
+    if (selection.kind === Kind.FIELD) {
+      const name = selection.name.value;
+      if (!Object.hasOwn(fields, name) && !META_FIELDS.has(name)) return OTHER_GRAPHQL;
+      names.add(name);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      pending.push(...selection.selectionSet.selections);
+    } else if (!spread.has(selection.name.value)) {
+      spread.add(selection.name.value);
+      const fragment = fragments.get(selection.name.value);
+      if (!fragment) return OTHER_GRAPHQL;
+      pending.push(...fragment.selectionSet.selections);
+    }
+  }
+  if (names.size === 0) return OTHER_GRAPHQL;
+  return `graphql:${operation.operation}:${names.size === 1 ? [...names][0] : 'multiple'}`;
+}
+
+/**
  * One log line and one metrics sample per request, with a request id echoed in `x-request-id`;
- * serves /metrics. Logs name the route and never the query string, headers or bodies, where tokens
- * travel (GraphiQL links carry them in `?headers=`).
+ * serves /metrics when it has a token. Logs name the route and never the query string, headers or
+ * bodies, where tokens travel (GraphiQL links carry them in `?headers=`).
  */
 export function useObservability(options: ObservabilityOptions): Plugin {
   const { logger, router, graphqlPath, metricsToken } = options;
   const fixedPaths = new Set(options.fixedPaths);
   const expectedAuthorization = metricsToken ? digest(`Bearer ${metricsToken}`) : undefined;
+  let schema: GraphQLSchema | undefined;
 
   const routeLabel = (request: Request, pathname: string, scope: RequestScope): string => {
     if (pathname === graphqlPath) {
       if (request.method === 'GET' && shouldRenderGraphiQL(request)) return 'graphiql';
-      if (scope.operationName === undefined) return 'graphql';
-      return `graphql:${scope.operationName ?? 'anonymous'}`;
+      return scope.graphqlRoute ?? 'graphql';
     }
     if (fixedPaths.has(pathname)) return pathname;
     const match = router.match(request.method, pathname);
@@ -58,38 +108,55 @@ export function useObservability(options: ObservabilityOptions): Plugin {
       },
     },
 
+    onSchemaChange({ schema: current }) {
+      schema = current;
+    },
+
     onParse() {
       return ({ result, context }) => {
         const scope = requestScope.getStore();
-        if (!scope || !result || result instanceof Error) return;
+        if (!scope) return;
         const operationName = (context as { params?: { operationName?: string } }).params?.operationName;
-        scope.operationName = getOperationAST(result, operationName)?.name?.value ?? null;
+        scope.graphqlRoute =
+          result && !(result instanceof Error) && schema
+            ? graphqlRoute(schema, result, operationName)
+            : OTHER_GRAPHQL;
       };
     },
 
+    // Without a token /metrics is not served: it names every tenant's traffic, and a listener reachable
+    // by API clients is no place for that to be open.
     async onRequest({ request, url, endResponse }) {
-      if (url.pathname !== METRICS_PATH || request.method !== 'GET') return;
-      if (expectedAuthorization) {
-        const given = digest(request.headers.get('authorization') ?? '');
-        if (!timingSafeEqual(given, expectedAuthorization)) {
-          return endResponse(
-            problemResponse(
-              {
-                title: 'Unauthorized',
-                status: 401,
-                detail: 'Send the metrics token as Authorization: Bearer <METRICS_TOKEN>.',
-                instance: url.pathname,
-              },
-              { 'www-authenticate': 'Bearer realm="metrics"' },
-            ),
-          );
-        }
+      if (!expectedAuthorization || url.pathname !== METRICS_PATH || request.method !== 'GET') return;
+      const given = digest(request.headers.get('authorization') ?? '');
+      if (!timingSafeEqual(given, expectedAuthorization)) {
+        return endResponse(
+          problemResponse(
+            {
+              title: 'Unauthorized',
+              status: 401,
+              detail: 'Send the metrics token as Authorization: Bearer <METRICS_TOKEN>.',
+              instance: url.pathname,
+            },
+            { 'www-authenticate': 'Bearer realm="metrics"' },
+          ),
+        );
       }
-      endResponse(
-        new Response(await metricsRegistry.metrics(), {
-          headers: { 'content-type': metricsRegistry.contentType },
-        }),
-      );
+      let text: string;
+      try {
+        text = await metricsRegistry.metrics();
+      } catch (error) {
+        logger.error({ err: error }, 'metrics could not be rendered');
+        return endResponse(
+          problemResponse({
+            title: 'Internal Server Error',
+            status: 500,
+            detail: 'The metrics could not be rendered; the server log says why.',
+            instance: url.pathname,
+          }),
+        );
+      }
+      endResponse(new Response(text, { headers: { 'content-type': metricsRegistry.contentType } }));
     },
 
     onResponse({ request, response }) {
@@ -105,7 +172,8 @@ export function useObservability(options: ObservabilityOptions): Plugin {
       // counts it (499), never as a server error.
       const clientClosed = request.signal.aborted || response.status === CLIENT_CLOSED_REQUEST;
       const status = clientClosed ? CLIENT_CLOSED_REQUEST : response.status;
-      const labels = { method: request.method, route, status: String(status) };
+      const method = METHODS.has(request.method) ? request.method : 'other';
+      const labels = { method, route, status: String(status) };
       httpRequestsTotal.inc(labels);
       httpRequestDuration.observe(labels, seconds);
 

@@ -12,7 +12,7 @@ export const AuditEventSchema = defineEntity({
     ...tenantKeys(),
     tokenId: p.uuid().nullable(),
     operation: p.string().length(200).nullable(),
-    action: p.enum(AUDIT_ACTIONS),
+    action: p.enum(AUDIT_ACTIONS).columnType('varchar(10)'),
     objectType: p.string().length(100),
     objectId: p.string().length(100),
     changedFields: p.array().columnType('text[]'),

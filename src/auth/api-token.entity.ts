@@ -5,6 +5,7 @@ import { newId } from '../db/ids.ts';
 export const ApiTokenSchema = defineEntity({
   name: 'ApiToken',
   tableName: 'api_token',
+  uniques: [{ name: 'api_token_secret_hash_key', properties: ['secretHash'] }],
   properties: {
     id: p
       .uuid()
@@ -12,7 +13,7 @@ export const ApiTokenSchema = defineEntity({
       .onCreate(() => newId()),
     name: p.string().length(200).nullable(),
     prefix: p.string().length(16),
-    secretHash: p.string().length(64).unique(),
+    secretHash: p.string().length(64),
     environmentIds: p.array().columnType('uuid[]'),
     createdAt: p.datetime().onCreate(() => new Date()),
     lastUsedAt: p.datetime().nullable(),

@@ -59,13 +59,13 @@ describe('request logs', () => {
     }
   });
 
-  it('names GraphQL requests by operation', async () => {
+  it('names GraphQL requests by operation type and root field', async () => {
     await app.fetch('http://test/graphql', {
       method: 'POST',
       headers: { ...env.headers, 'content-type': 'application/json' },
       body: JSON.stringify({ query: 'query Everyone { customers { edges { cursor } } }' }),
     });
-    expect(completed()).toEqual([expect.objectContaining({ route: 'graphql:Everyone', status: 200 })]);
+    expect(completed()).toEqual([expect.objectContaining({ route: 'graphql:query:customers', status: 200 })]);
   });
 
   it('never writes the token or a body, even from a GraphiQL link that carries the token', async () => {
@@ -92,7 +92,7 @@ describe('request logs', () => {
     // then
     expect(completed().map((line) => line.route)).toEqual([
       'graphiql',
-      'graphql:anonymous',
+      'graphql:mutation:customerCreate',
       '/customers/{customerId}',
     ]);
     const text = written.join('');

@@ -1,11 +1,15 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { pino } from 'pino';
+import { Gauge } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
-import { billingRunsTotal } from '../../src/metrics.ts';
+import { createLogger } from '../../src/logger.ts';
+import { billingRunsTotal, metricsRegistry } from '../../src/metrics.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 
-const t = setupTestApp();
+const METRICS_TOKEN = 'scrape-secret-0123456789';
+const t = setupTestApp({ metricsToken: METRICS_TOKEN });
+const scraper = { authorization: `Bearer ${METRICS_TOKEN}` };
 
 /** The value of one sample line, e.g. `http_requests_total{method="GET",route="/x",status="200"}`. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -28,7 +32,7 @@ describe('/metrics', () => {
   });
 
   const scrape = async () => {
-    const response = await t.rest('GET', '/metrics');
+    const response = await t.rest('GET', '/metrics', { headers: scraper });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/plain');
     return response.body as string;
@@ -50,15 +54,61 @@ describe('/metrics', () => {
     expect(text).not.toContain(env.id);
   });
 
-  it('labels GraphQL requests with their operation name', async () => {
+  it('labels GraphQL requests with their operation type and root field, never the operation name', async () => {
+    // when
     await t.graphql('query CustomerList { customers { edges { cursor } } }', {}, { env });
-    await t.graphql('{ customers { edges { cursor } } }', {}, { env });
+    await t.graphql('{ ...Root } fragment Root on Query { customers { edges { cursor } } }', {}, { env });
+    await t.graphql('{ customers { edges { cursor } } products { edges { cursor } } }', {}, { env });
+    await t.graphql(
+      'mutation Named { customerCreate(input: { name: "M" }) { customer { id } } }',
+      {},
+      { env },
+    );
     await t.graphql('{ customers { edges { cursor } } }', {}, { headers: { 'x-environment': env.id } });
 
+    // then
     const text = await scrape();
-    expect(sample(text, 'http_requests_total', { route: 'graphql:CustomerList', status: '200' })).toBe(1);
-    expect(sample(text, 'http_requests_total', { route: 'graphql:anonymous', status: '200' })).toBe(1);
-    expect(sample(text, 'http_requests_total', { route: 'graphql', status: '401' })).toBe(1);
+    const count = (route: string, status: string) => sample(text, 'http_requests_total', { route, status });
+    expect(count('graphql:query:customers', '200')).toBe(2);
+    expect(count('graphql:query:multiple', '200')).toBe(1);
+    expect(count('graphql:mutation:customerCreate', '200')).toBe(1);
+    expect(count('graphql', '401')).toBe(1);
+    expect(text).not.toContain('CustomerList');
+    expect(text).not.toContain('Named');
+  });
+
+  it('puts root fields the schema does not have and documents that do not parse under graphql:other', async () => {
+    // when
+    await t.graphql('{ customersX { edges { cursor } } }', {}, { env });
+    await t.graphql('mutation { customers { edges { cursor } } }', {}, { env });
+    await t.graphql('{ customers { edges { cursor } }', {}, { env });
+
+    // then
+    const text = await scrape();
+    expect(sample(text, 'http_requests_total', { route: 'graphql:other', status: '200' })).toBe(3);
+    expect(text).not.toContain('customersX');
+  });
+
+  it('keeps the number of series constant under many huge, distinct operation names and paths', async () => {
+    // given one request of each kind, so that every series they fall into exists
+    const hugeName = () => `Op${randomBytes(50_000).toString('hex')}`;
+    const send = () =>
+      Promise.all([
+        t.graphql(`query ${hugeName()} { customers { edges { cursor } } }`, {}, { env }),
+        t.graphql(`{ ${hugeName()} }`, {}, { env }),
+        t.rest('GET', `/${hugeName().slice(0, 2000)}`, { env }),
+      ]);
+    await send();
+    const series = (text: string) => text.split('\n').filter((line) => line.startsWith('http_'));
+    const before = series(await scrape());
+
+    // when
+    for (let round = 0; round < 10; round++) await send();
+
+    // then
+    const after = series(await scrape());
+    expect(after.length).toBe(before.length);
+    expect(Math.max(...after.map((line) => line.length))).toBeLessThan(200);
   });
 
   it('puts unknown paths under one label instead of one series per path', async () => {
@@ -82,21 +132,62 @@ describe('/metrics', () => {
     expect(sample(await scrape(), 'billing_runs_total', { outcome: 'succeeded' })).toBe(1);
   });
 
-  it('requires the metrics token when one is configured', async () => {
-    const app = createApp({
-      orm: t.orm,
-      logger: pino({ level: 'silent' }),
-      metricsToken: 'scrape-secret-0123456789',
-    });
-    const denied = await app.fetch('http://test/metrics', {
-      headers: { authorization: `Bearer ${env.token}` },
-    });
+  it('is not served without a metrics token', async () => {
+    // given an app configured with no metrics token
+    const app = createApp({ orm: t.orm, logger: pino({ level: 'silent' }) });
+
+    // when
+    const response = await app.fetch('http://test/metrics');
+
+    // then
+    expect(response.status).toBe(404);
+    expect(await response.text()).not.toContain('http_requests_total');
+  });
+
+  it('answers only its token when one is configured, never an API token', async () => {
+    const denied = await t.rest('GET', '/metrics', { env });
     expect(denied.status).toBe(401);
     expect(denied.headers.get('www-authenticate')).toMatch(/^Bearer/);
-    const allowed = await app.fetch('http://test/metrics', {
-      headers: { authorization: 'Bearer scrape-secret-0123456789' },
-    });
+    const anonymous = await t.rest('GET', '/metrics');
+    expect(anonymous.status).toBe(401);
+    const allowed = await t.rest('GET', '/metrics', { headers: scraper });
     expect(allowed.status).toBe(200);
-    expect(await allowed.text()).toContain('http_requests_total');
+    expect(allowed.body).toContain('http_requests_total');
+  });
+
+  it('logs a scrape it cannot render at error level', async () => {
+    // given a metric whose collection fails, and an app whose log is captured
+    const written: string[] = [];
+    const app = createApp({
+      orm: t.orm,
+      logger: createLogger('info', false, { write: (line) => written.push(line) }),
+      metricsToken: METRICS_TOKEN,
+    });
+    new Gauge({
+      name: 'test_broken',
+      help: 'fails to collect',
+      registers: [metricsRegistry],
+      collect() {
+        throw new Error('collector broke');
+      },
+    });
+
+    try {
+      // when
+      const response = await app.fetch('http://test/metrics', { headers: scraper });
+
+      // then
+      expect(response.status).toBe(500);
+      const logged = written.map((line) => JSON.parse(line));
+      expect(logged).toContainEqual(
+        expect.objectContaining({
+          level: 50,
+          msg: 'metrics could not be rendered',
+          err: expect.objectContaining({ message: 'collector broke' }),
+        }),
+      );
+    } finally {
+      metricsRegistry.removeSingleMetric('test_broken');
+    }
   });
 });

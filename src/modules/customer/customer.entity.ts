@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { newId } from '../../db/ids.ts';
+import { tenantKeys } from '../../db/tenant-keys.ts';
 
 export const COLLECTION_MODES = ['automatic', 'send_invoice', 'draft_invoice'] as const;
 export type CollectionMode = (typeof COLLECTION_MODES)[number];
@@ -18,13 +18,10 @@ export type BillingAddress = Record<(typeof BILLING_ADDRESS_FIELDS)[number], str
 export const CustomerSchema = defineEntity({
   name: 'Customer',
   tableName: 'customer',
-  uniques: [{ properties: ['environmentId', 'handle'] }],
+  uniques: [{ name: 'customer_environment_handle_unique', properties: ['environmentId', 'handle'] }],
+  indexes: [{ name: 'customer_environment_id_index', properties: ['environmentId', 'id'] }],
   properties: {
-    id: p
-      .uuid()
-      .primary()
-      .onCreate(() => newId()),
-    environmentId: p.uuid().index(),
+    ...tenantKeys(),
     name: p.string().length(250),
     companyName: p.string().length(250).nullable(),
     handle: p.string().length(250).nullable(),

@@ -20,7 +20,7 @@ export type InvoiceCustomer = {
 export const InvoiceSchema = defineEntity({
   name: 'Invoice',
   tableName: 'invoice',
-  uniques: [{ properties: ['environmentId', 'handle'] }],
+  uniques: [{ name: 'invoice_environment_handle_unique', properties: ['environmentId', 'handle'] }],
   properties: {
     ...tenantKeys(),
     type: p.enum(INVOICE_TYPES),
@@ -60,7 +60,13 @@ export const InvoiceItemSchema = defineEntity({
      * The invoice's id, declared as the reference it is so that the unit of work inserts an invoice
      * before its lines: a new invoice and its items are written in one flush.
      */
-    invoiceId: () => p.manyToOne(InvoiceSchema).mapToPk().fieldName('invoice_id'),
+    invoiceId: () =>
+      p
+        .manyToOne(InvoiceSchema)
+        .mapToPk()
+        .fieldName('invoice_id')
+        .foreignKeyName('invoice_item_invoice_id_fkey')
+        .deleteRule('cascade'),
     /** For a credit note line: the invoice line it credits (each line is credited at most once). */
     creditedItemId: p.uuid().nullable(),
     quantity: p.decimal('string').precision(21).scale(6),

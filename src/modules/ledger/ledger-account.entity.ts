@@ -5,7 +5,12 @@ import { tenantKeys } from '../../db/tenant-keys.ts';
 export const LedgerAccountSchema = defineEntity({
   name: 'LedgerAccount',
   tableName: 'ledger_account',
-  uniques: [{ properties: ['environmentId', 'accountingCode'] }],
+  uniques: [
+    {
+      name: 'ledger_account_environment_accounting_code_unique',
+      properties: ['environmentId', 'accountingCode'],
+    },
+  ],
   properties: {
     ...tenantKeys(),
     name: p.string().length(250),

@@ -4,7 +4,7 @@ import { tenantKeys } from '../../db/tenant-keys.ts';
 export const ProductSchema = defineEntity({
   name: 'Product',
   tableName: 'product',
-  uniques: [{ properties: ['environmentId', 'handle'] }],
+  uniques: [{ name: 'product_environment_handle_unique', properties: ['environmentId', 'handle'] }],
   properties: {
     ...tenantKeys(),
     name: p.string().length(250),

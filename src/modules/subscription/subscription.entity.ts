@@ -15,7 +15,7 @@ export const RENEWAL_UNITS = ['day', 'month'] as const;
 export const SubscriptionSchema = defineEntity({
   name: 'Subscription',
   tableName: 'subscription',
-  uniques: [{ properties: ['environmentId', 'handle'] }],
+  uniques: [{ name: 'subscription_environment_handle_unique', properties: ['environmentId', 'handle'] }],
   properties: {
     ...tenantKeys(),
     customerId: p.uuid(),

@@ -5,7 +5,7 @@ import { tenantKeys } from '../../db/tenant-keys.ts';
 export const TaxCodeSchema = defineEntity({
   name: 'TaxCode',
   tableName: 'tax_code',
-  uniques: [{ properties: ['environmentId', 'code'] }],
+  uniques: [{ name: 'tax_code_environment_code_unique', properties: ['environmentId', 'code'] }],
   properties: {
     ...tenantKeys(),
     code: p.string().length(64),
