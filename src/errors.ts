@@ -13,7 +13,7 @@ export type DomainErrorCode =
 
 /**
  * The one error type services throw for anything a caller can cause. REST turns the code into an
- * HTTP status through one table (rest/problem.ts); GraphQL turns it into `userErrors`.
+ * HTTP status through one table (http/problem.ts); GraphQL turns it into `userErrors`.
  */
 export class DomainError extends Error {
   readonly code: DomainErrorCode;
