@@ -282,7 +282,57 @@ describe('GET /invoices/{invoiceId} as a PDF', () => {
     expect(rows).toEqual(items.map((_, i) => `Line ${i + 1} 1 ${i + 1}.00 25% ${i + 1}.00`));
     expect(pages.at(-1)).toContain('Total excl. VAT €1,830.00');
     expect(pages.at(-1)).toContain('VAT €457.50');
+    const all = pages.join('\n');
+    for (const once of ['VAT breakdown', 'Total excl. VAT', 'Amount due']) {
+      expect(all.split(once), once).toHaveLength(2);
+    }
   });
+
+  it('renders off the event loop: other requests are answered while a 5000-line invoice renders', async () => {
+    // given a draft of 5000 lines (1000 through the API, the most one request takes, the rest copied in SQL)
+    const customerId = await f.createCustomer(env, { name: 'Bulk Buyer', currency: 'EUR' });
+    const items = Array.from({ length: 1000 }, (_, i) => ({
+      title: `Line ${i + 1}`,
+      description: 'Metered usage in the period',
+      quantity: 3,
+      unitAmount: 1999,
+      taxCode: 'VAT25',
+    }));
+    const big = await f.createInvoice(env, { customerId, items });
+    await t.sql(
+      `insert into invoice_item (id, environment_id, invoice_id, quantity, unit_amount, title, description,
+         tax_code, tax_rate, discount_percentage, discount_amount, amount, tax_amount, created_at)
+       select gen_random_uuid(), environment_id, invoice_id, quantity, unit_amount, title || ' copy ' || n,
+         description, tax_code, tax_rate, discount_percentage, discount_amount, amount, tax_amount, created_at
+       from invoice_item, generate_series(1, 4) as n where invoice_id = $1`,
+      [big.id],
+    );
+    const small = await f.createInvoice(env, {
+      customerId,
+      items: [{ title: 'X', quantity: 1, unitAmount: 1 }],
+    });
+    const finished: string[] = [];
+    const request = (name: string, id: string, accept: string) =>
+      t.rest('GET', `/invoices/${id}`, { env, headers: { accept } }).then((response) => {
+        finished.push(name);
+        return response;
+      });
+
+    // when the PDF is asked for, and the same invoice as JSON at once: the two read the same rows, so
+    // once the JSON is answered the PDF's rows are read too and its rendering has begun
+    const pdf = request('pdf', big.id, 'application/pdf');
+    const json = await request('big json', big.id, 'application/json');
+    // and then another invoice is read
+    const other = await request('other json', small.id, 'application/json');
+
+    // then the other read is answered before the PDF, which still comes out whole
+    const { body } = await pdf;
+    expect(finished).toEqual(['big json', 'other json', 'pdf']);
+    expect(json.body.items).toHaveLength(5000);
+    expect(other.status).toBe(200);
+    const document = await getDocumentProxy(new Uint8Array(body));
+    expect(document.numPages).toBeGreaterThan(100);
+  }, 300_000);
 
   it('lets a description longer than a page flow on to the next, and the table go on after it', async () => {
     // given a line whose description is 4000 characters long, and one line after it

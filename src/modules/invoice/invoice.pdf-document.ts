@@ -1,0 +1,373 @@
+import type { Content, CustomTableLayout, TableCell, TDocumentDefinitions } from 'pdfmake/interfaces.js';
+import { minorUnitDigits } from '../../money/currency.ts';
+import { Decimal } from '../../money/decimal.ts';
+import type { BillingAddress } from '../customer/customer.entity.ts';
+import { totalDue } from './invoice.arithmetic.ts';
+import type { Invoice, InvoiceCustomer, InvoiceItem } from './invoice.entity.ts';
+import type { PrintableInvoice } from './invoice.reads.ts';
+
+const INVOICE_FIELDS = [
+  'handle',
+  'type',
+  'currency',
+  'date',
+  'dueDate',
+  'memo',
+  'totalExclVat',
+  'totalVat',
+  'totalInclVat',
+  'settledAmount',
+] as const;
+const CUSTOMER_FIELDS = ['name', 'handle', 'billingAddress'] as const;
+const ITEM_FIELDS = [
+  'title',
+  'description',
+  'periodStart',
+  'periodEnd',
+  'quantity',
+  'unitAmount',
+  'discountPercentage',
+  'discountAmount',
+  'taxRate',
+  'amount',
+  'taxAmount',
+] as const;
+
+/** What the PDF prints, as plain data: it crosses to the rendering worker by structured clone. */
+export type InvoicePdfData = {
+  invoice: Pick<Invoice, (typeof INVOICE_FIELDS)[number]>;
+  customer: Pick<InvoiceCustomer, (typeof CUSTOMER_FIELDS)[number]>;
+  items: Pick<InvoiceItem, (typeof ITEM_FIELDS)[number]>[];
+  seller: { name: string };
+  creditedInvoiceHandle: string | null;
+};
+
+const pick = <T, K extends keyof T>(from: T, keys: readonly K[]): Pick<T, K> =>
+  Object.fromEntries(keys.map((key) => [key, from[key]])) as Pick<T, K>;
+
+/**
+ * The fields the document prints, copied off the entities: those carry references and helpers that
+ * structured cloning would refuse, and most of their fields the PDF never shows.
+ */
+export function invoicePdfData(view: PrintableInvoice): InvoicePdfData {
+  return {
+    invoice: pick(view.invoice, INVOICE_FIELDS),
+    customer: pick(view.customer, CUSTOMER_FIELDS),
+    items: view.items.map((item) => pick(item, ITEM_FIELDS)),
+    seller: { name: view.seller.name },
+    creditedInvoiceHandle: view.creditedInvoiceHandle,
+  };
+}
+
+type PdfItem = InvoicePdfData['items'][number];
+
+/** The family name the worker registers the DejaVu Sans files under. */
+export const FONT = 'DejaVuSans';
+
+const LOCALE = 'en';
+const INK = '#1a1a1a';
+const MUTED = '#6b6b6b';
+const RULE = '#c8c8c8';
+const MARGIN = 50;
+const FOOTER_HEIGHT = 30;
+const CELL_GAP = 6;
+const SMALL = { fontSize: 7.5, color: MUTED };
+
+/**
+ * Money comes in as integers of minor units (or exact decimal strings of them, for unit amounts) and
+ * goes to Intl as an exact decimal string of major units: no binary floating point on the way.
+ */
+class MoneyFormat {
+  readonly currency: string;
+  private readonly digits: number;
+  private readonly plain: Intl.NumberFormat;
+  private readonly withCurrency: Intl.NumberFormat;
+  private readonly precise: Intl.NumberFormat;
+
+  constructor(currency: string) {
+    this.currency = currency;
+    this.digits = minorUnitDigits(currency);
+    const fraction = { minimumFractionDigits: this.digits, maximumFractionDigits: this.digits };
+    this.plain = new Intl.NumberFormat(LOCALE, fraction);
+    this.withCurrency = new Intl.NumberFormat(LOCALE, { style: 'currency', currency, ...fraction });
+    // Unit amounts may hold fractions of a minor unit, up to the 6 decimals they are stored with.
+    this.precise = new Intl.NumberFormat(LOCALE, {
+      minimumFractionDigits: this.digits,
+      maximumFractionDigits: this.digits + 6,
+    });
+  }
+
+  private major(minor: string | number | bigint): Intl.StringNumericLiteral {
+    return new Decimal(minor.toString()).dividedBy(new Decimal(10).pow(this.digits)).toFixed() as `${number}`;
+  }
+
+  amount(minor: number | bigint): string {
+    return this.plain.format(this.major(minor));
+  }
+
+  total(minor: number | bigint): string {
+    return this.withCurrency.format(this.major(minor));
+  }
+
+  unitAmount(minor: string): string {
+    return this.precise.format(this.major(minor));
+  }
+}
+
+const quantityFormat = new Intl.NumberFormat(LOCALE, { maximumFractionDigits: 6 });
+const percentFormat = new Intl.NumberFormat(LOCALE, {
+  style: 'unit',
+  unit: 'percent',
+  maximumFractionDigits: 4,
+});
+
+const percent = (value: string): string => percentFormat.format(new Decimal(value).toFixed() as `${number}`);
+
+function discountText(item: PdfItem, money: MoneyFormat): string {
+  const parts: string[] = [];
+  if (!new Decimal(item.discountPercentage).isZero()) parts.push(percent(item.discountPercentage));
+  if (!new Decimal(item.discountAmount).isZero()) parts.push(money.unitAmount(item.discountAmount));
+  return parts.join(' + ');
+}
+
+function periodText(item: PdfItem): string | null {
+  if (!item.periodStart && !item.periodEnd) return null;
+  return `${item.periodStart ?? '…'} – ${item.periodEnd ?? '…'}`;
+}
+
+function addressLines(address: BillingAddress): string[] {
+  const cityLine = [address.postalCode, address.city].filter(Boolean).join(' ');
+  return [address.street1, address.street2, cityLine, address.county, address.state, address.country].filter(
+    (line): line is string => Boolean(line),
+  );
+}
+
+export const kindOf = (invoice: Pick<Invoice, 'type'>): string =>
+  invoice.type === 'credit_note' ? 'Credit note' : 'Invoice';
+
+type TaxGroup = { label: string; net: bigint; tax: bigint };
+
+/** Net and VAT per rate, lowest rate first; lines without a tax code form their own group, last. */
+function taxBreakdown(items: readonly PdfItem[]): TaxGroup[] {
+  const byRate = new Map<string, { rate: Decimal | null; net: bigint; tax: bigint }>();
+  for (const item of items) {
+    const rate = item.taxRate == null ? null : new Decimal(item.taxRate);
+    const key = rate ? rate.toFixed() : 'none';
+    const group = byRate.get(key) ?? { rate, net: 0n, tax: 0n };
+    group.net += BigInt(item.amount);
+    group.tax += BigInt(item.taxAmount);
+    byRate.set(key, group);
+  }
+  return [...byRate.values()]
+    .sort((a, b) => (a.rate && b.rate ? a.rate.comparedTo(b.rate) : a.rate ? -1 : 1))
+    .map(({ rate, net, tax }) => ({ label: rate ? percent(rate.toFixed()) : 'Not taxable', net, tax }));
+}
+
+/** No vertical lines; thin horizontal rules under each row, the one under the head in ink. */
+const linesLayout: CustomTableLayout = {
+  hLineWidth: (i) => (i === 0 ? 0 : 0.6),
+  hLineColor: (i) => (i === 1 ? INK : RULE),
+  vLineWidth: () => 0,
+  paddingLeft: (i) => (i === 0 ? 0 : CELL_GAP),
+  paddingRight: (i) => (i === 0 ? CELL_GAP : 0),
+  paddingTop: (i) => (i === 0 ? 0 : 6),
+  paddingBottom: (i) => (i === 0 ? 4 : 3),
+};
+
+const plainLayout: CustomTableLayout = {
+  hLineWidth: () => 0,
+  vLineWidth: () => 0,
+  paddingLeft: (i) => (i === 0 ? 0 : CELL_GAP),
+  paddingRight: (i) => (i === 0 ? CELL_GAP : 0),
+  paddingTop: () => 1,
+  paddingBottom: () => 2,
+};
+
+/** Builds the document: header blocks, the line table (its head repeated on each page), tax and totals. */
+export class InvoicePdfDocument {
+  private readonly data: InvoicePdfData;
+  private readonly money: MoneyFormat;
+
+  constructor(data: InvoicePdfData) {
+    this.data = data;
+    this.money = new MoneyFormat(data.invoice.currency);
+  }
+
+  private get number(): string {
+    return this.data.invoice.handle ?? 'DRAFT';
+  }
+
+  private get title(): string {
+    return kindOf(this.data.invoice);
+  }
+
+  definition(): TDocumentDefinitions {
+    const { invoice, seller, customer } = this.data;
+    const documentTitle = invoice.handle
+      ? `${this.title} ${invoice.handle}`
+      : `Draft ${this.title.toLowerCase()}`;
+    return {
+      pageSize: 'A4',
+      pageMargins: [MARGIN, MARGIN, MARGIN, MARGIN + FOOTER_HEIGHT],
+      language: 'en',
+      displayTitle: true,
+      info: { title: documentTitle, author: seller.name, subject: customer.name },
+      defaultStyle: { font: FONT, fontSize: 9, color: INK },
+      content: [...this.header(), this.lines(), this.summary()],
+      footer: (page, pages) => this.footer(page, pages),
+      ...(invoice.handle
+        ? {}
+        : { watermark: { text: 'DRAFT', bold: true, fontSize: 110, opacity: 0.07, color: INK, angle: -35 } }),
+    };
+  }
+
+  private header(): Content[] {
+    const { invoice, customer, seller, creditedInvoiceHandle } = this.data;
+    const meta: [string, string | null][] = [
+      [`${this.title} number`, this.number],
+      ['Date', invoice.date],
+      ['Due date', invoice.dueDate ?? null],
+      ['Currency', invoice.currency],
+      ['Credits invoice', creditedInvoiceHandle],
+    ];
+    const billTo: Content[] = [
+      { text: 'Bill to', ...SMALL, margin: [0, 0, 0, 2] },
+      { text: customer.name, bold: true, fontSize: 11 },
+      ...(customer.handle ? [{ text: `Customer no. ${customer.handle}`, color: MUTED }] : []),
+      ...addressLines(customer.billingAddress).map((line) => ({ text: line })),
+    ];
+    const metaRows: TableCell[][] = meta
+      .filter((row): row is [string, string] => row[1] !== null)
+      .map(([label, value]) => [
+        { text: label, color: MUTED },
+        { text: value, bold: true, alignment: 'right' },
+      ]);
+    return [
+      {
+        columns: [
+          { text: seller.name, bold: true, fontSize: 16, width: '*', margin: [0, 0, 10, 0] },
+          { text: this.title, bold: true, fontSize: 20, width: '*', alignment: 'right' },
+        ],
+      },
+      {
+        columns: [
+          { stack: billTo, width: '*', margin: [0, 15, 10, 0] },
+          {
+            width: '*',
+            margin: [0, 10, 0, 0],
+            table: { widths: ['*', '*'], body: metaRows },
+            layout: plainLayout,
+          },
+        ],
+        margin: [0, 0, 0, 18],
+      },
+      ...(invoice.memo ? [{ text: invoice.memo, margin: [0, 0, 0, 14] } satisfies Content] : []),
+    ];
+  }
+
+  private lines(): Content {
+    const { money } = this;
+    const head: TableCell[] = [
+      { text: 'Item' },
+      { text: 'Qty' },
+      { text: 'Unit price' },
+      { text: 'Discount' },
+      { text: 'VAT' },
+      { text: `Amount (${money.currency})` },
+    ].map((cell, i) => ({ ...cell, bold: true, alignment: i === 0 ? 'left' : 'right' }));
+    const rows = this.data.items.map((item): TableCell[] => {
+      const period = periodText(item);
+      return [
+        {
+          stack: [
+            { text: item.title },
+            ...(item.description ? [{ text: item.description, ...SMALL }] : []),
+            ...(period ? [{ text: period, ...SMALL }] : []),
+          ],
+        },
+        {
+          text: quantityFormat.format(new Decimal(item.quantity).toFixed() as `${number}`),
+          alignment: 'right',
+        },
+        { text: money.unitAmount(item.unitAmount), alignment: 'right' },
+        { text: discountText(item, money), alignment: 'right' },
+        { text: item.taxRate == null ? '–' : percent(item.taxRate), alignment: 'right' },
+        { text: money.amount(item.amount), alignment: 'right' },
+      ];
+    });
+    return {
+      table: { headerRows: 1, widths: [174, 39, 69, 59, 34, 84], body: [head, ...rows] },
+      layout: linesLayout,
+    };
+  }
+
+  private summary(): Content {
+    const { invoice } = this.data;
+    const { money } = this;
+    const groups = taxBreakdown(this.data.items);
+    const taxRows: TableCell[][] = [
+      ['Rate', `Net (${money.currency})`, `VAT (${money.currency})`].map((text, i) => ({
+        text,
+        color: MUTED,
+        alignment: i === 0 ? 'left' : 'right',
+      })),
+      ...groups.map((group): TableCell[] => [
+        { text: group.label },
+        { text: money.amount(group.net), alignment: 'right' },
+        { text: money.amount(group.tax), alignment: 'right' },
+      ]),
+    ];
+    const totals: [string, string, boolean][] = [
+      ['Total excl. VAT', money.total(invoice.totalExclVat), false],
+      ['VAT', money.total(invoice.totalVat), false],
+      ['Total incl. VAT', money.total(invoice.totalInclVat), true],
+      ['Settled', money.total(invoice.settledAmount), false],
+      ['Amount due', money.total(totalDue(invoice.totalInclVat, invoice.settledAmount)), true],
+    ];
+    const totalRows = totals.map(([label, value, bold]): TableCell[] => [
+      { text: label, bold },
+      { text: value, bold, alignment: 'right' },
+    ]);
+    return {
+      // Tax and totals stay together: on the last page, or on a page of their own after it.
+      unbreakable: true,
+      margin: [0, 12, 0, 0],
+      columns: [
+        {
+          width: '*',
+          stack: [
+            { text: 'VAT breakdown', bold: true, margin: [0, 0, 0, 4] },
+            { table: { widths: [114, 69, 69], body: taxRows }, layout: plainLayout },
+          ],
+        },
+        {
+          width: 210,
+          table: { widths: [94, 104], body: totalRows },
+          layout: {
+            ...plainLayout,
+            hLineWidth: (i) => (totals[i]?.[2] ? 0.6 : 0),
+            hLineColor: () => RULE,
+            paddingTop: () => 2,
+            paddingBottom: () => 3,
+          },
+        },
+      ],
+    };
+  }
+
+  private footer(page: number, pages: number): Content {
+    return {
+      margin: [MARGIN, 14, MARGIN, 0],
+      stack: [
+        { canvas: [{ type: 'line', x1: 0, y1: 0, x2: 495, y2: 0, lineWidth: 0.6, lineColor: RULE }] },
+        {
+          margin: [0, 5, 0, 0],
+          columns: [
+            { text: `${this.data.seller.name} · ${this.title} ${this.number}`, ...SMALL, width: 300 },
+            { text: `Page ${page} of ${pages}`, ...SMALL, width: '*', alignment: 'right' },
+          ],
+        },
+      ],
+    };
+  }
+}
