@@ -1,9 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Response } from '@whatwg-node/fetch';
-import { createYoga, shouldRenderGraphiQL, useReadinessCheck } from 'graphql-yoga';
+import { createYoga, useReadinessCheck } from 'graphql-yoga';
 import { authenticate } from './auth/authenticate.ts';
 import type { RequestContext } from './context.ts';
 import { maskError } from './graphql/errors.ts';
+import { GRAPHIQL_ASSET_PATHS, useGraphiQL } from './graphql/graphiql.ts';
 import { useCompiledQueries } from './graphql/jit.ts';
 import { schema } from './graphql/schema.ts';
 import { useStorableInput } from './graphql/storable-input.ts';
@@ -61,30 +62,25 @@ export function createApp({
     graphqlEndpoint: GRAPHQL_PATH,
     healthCheckEndpoint: '/health',
     landingPage: false,
+    // Served by useGraphiQL: Yoga's own page writes the link's `?headers=` into an inline script.
+    graphiql: false,
     batching: false,
     // graphqlLimitPlugins reads every body under its 1 MiB limit; Yoga's own 25 MB limit would pass the
     // body through a second stream for nothing.
     maxRequestBodySize: false,
     logging: logger,
     maskedErrors: { maskError },
-    // GraphiQL's page inlines its assets, about 40 MB once loaded: loaded when first asked for.
-    renderGraphiQL: async (options) =>
-      (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
-    graphiql: (request) => ({
-      title: 'Billing gateway',
-      headers: new URL(request.url).searchParams.get('headers') ?? JSON.stringify(graphiqlHeaders, null, 2),
-      shouldPersistHeaders: true,
-    }),
     context: ({ request }) => contexts.get(request) as RequestContext,
     plugins: [
       useObservability({
         logger,
         router,
         graphqlPath: GRAPHQL_PATH,
-        fixedPaths: ['/health', '/ready', METRICS_PATH, ...API_REFERENCE_PATHS],
+        fixedPaths: ['/health', '/ready', METRICS_PATH, ...API_REFERENCE_PATHS, ...GRAPHIQL_ASSET_PATHS],
         metricsToken,
       }),
       useApiReference(routes),
+      useGraphiQL({ path: GRAPHQL_PATH, headers: graphiqlHeaders }),
       useReadinessCheck({
         endpoint: '/ready',
         check: async () => {
@@ -101,7 +97,6 @@ export function createApp({
         async onRequest({ request, url, endResponse }) {
           try {
             if (url.pathname === GRAPHQL_PATH) {
-              if (shouldRenderGraphiQL(request)) return;
               const auth = await admit(request, url.pathname);
               if (auth instanceof Response) return endResponse(auth);
               contexts.set(request, auth);

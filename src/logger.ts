@@ -13,13 +13,23 @@ export type RequestScope = {
 
 export const requestScope = new AsyncLocalStorage<RequestScope>();
 
+/** pino-pretty is a development dependency: a production install (`npm ci --omit=dev`) has none. */
+function prettyInstalled(): boolean {
+  try {
+    import.meta.resolve('pino-pretty');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * JSON lines in production; readable lines on a terminal in development. Every line written while a
  * request is served carries its `requestId`, so an error logged deep inside can be traced to it.
  */
 export function createLogger(
   level: string,
-  pretty = process.stdout.isTTY && process.env.NODE_ENV !== 'production',
+  pretty = process.stdout.isTTY && process.env.NODE_ENV !== 'production' && prettyInstalled(),
   destination?: DestinationStream,
 ): Logger {
   const options = {

@@ -1,56 +1,57 @@
 import { readFile } from 'node:fs/promises';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
 import type { Plugin } from 'graphql-yoga';
+import { StaticAssets } from '../pages/assets.ts';
+import { htmlResponse } from '../pages/html.ts';
 import { createOpenApiDocument, OPENAPI_PATH } from './openapi.ts';
 import type { Route } from './router.ts';
 
 export const DOCS_PATH = '/docs';
-const BUNDLE_PATH = `${DOCS_PATH}/scalar.js`;
-export const API_REFERENCE_PATHS = [OPENAPI_PATH, DOCS_PATH, BUNDLE_PATH] as const;
+
+const JS = 'text/javascript; charset=utf-8';
+const fromSwaggerUi = (file: string) => () =>
+  readFile(new URL(import.meta.resolve(`swagger-ui-dist/${file}`)));
 
 /**
- * Scalar's self-contained browser bundle, served from node_modules so the page works offline.
- * Everything that would reach scalar.com (fonts, telemetry, the AI agent, MCP) is off.
+ * Swagger UI's standalone build, served from node_modules so the page works offline, and the script that
+ * starts it (a file of its own: the page's policy refuses inline scripts).
  */
-const SCALAR_CONFIG = {
-  url: OPENAPI_PATH,
-  withDefaultFonts: false,
-  telemetry: false,
-  agent: { disabled: true },
-  mcp: { disabled: true },
-  showDeveloperTools: 'never',
-  documentDownloadType: 'json',
-  persistAuth: false,
-  authentication: { preferredSecurityScheme: 'bearerAuth' },
-};
+const BUNDLE = `${DOCS_PATH}/swagger-ui-bundle.js`;
+const STYLES = `${DOCS_PATH}/swagger-ui.css`;
+const ICON = `${DOCS_PATH}/favicon.png`;
+const START = `${DOCS_PATH}/start.js`;
+const assets = new StaticAssets([
+  { path: BUNDLE, contentType: JS, load: fromSwaggerUi('swagger-ui-bundle.js') },
+  { path: STYLES, contentType: 'text/css; charset=utf-8', load: fromSwaggerUi('swagger-ui.css') },
+  { path: ICON, contentType: 'image/png', load: fromSwaggerUi('favicon-32x32.png') },
+  {
+    path: START,
+    contentType: JS,
+    load: () => readFile(new URL('./api-reference.client.js', import.meta.url)),
+  },
+]);
 
-const PAGE = `<!doctype html>
+export const API_REFERENCE_PATHS = [OPENAPI_PATH, DOCS_PATH, ...assets.paths] as const;
+
+async function renderPage(): Promise<string> {
+  const [bundle, css, icon, start] = await Promise.all(
+    [BUNDLE, STYLES, ICON, START].map((path) => assets.url(path)),
+  );
+  return `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>Billing gateway API reference</title>
+    <link rel="icon" href="${icon}" />
+    <link rel="stylesheet" href="${css}" />
   </head>
   <body>
-    <div id="app"></div>
-    <script src="${BUNDLE_PATH}"></script>
-    <script>Scalar.createApiReference('#app', ${JSON.stringify(SCALAR_CONFIG)});</script>
+    <div id="swagger-ui" data-openapi="${OPENAPI_PATH}"></div>
+    <script src="${bundle}"></script>
+    <script src="${start}"></script>
   </body>
 </html>
 `;
-
-type Bundle = { plain: Buffer; gzipped: Buffer };
-let bundle: Promise<Bundle> | undefined;
-
-/** Read and compressed once per process: 4 MB on every page load would be slow over a real network. */
-function loadBundle(): Promise<Bundle> {
-  bundle ??= (async () => {
-    const entry = import.meta.resolve('@scalar/api-reference');
-    const plain = await readFile(new URL('./browser/standalone.js', entry));
-    return { plain, gzipped: await promisify(gzip)(plain) };
-  })();
-  return bundle;
 }
 
 /** Serves the OpenAPI document at /openapi.json and the interactive reference at /docs; neither needs auth. */
@@ -60,29 +61,17 @@ export function useApiReference(routes: readonly Route[]): Plugin {
     async onRequest({ request, url, endResponse }) {
       if (request.method !== 'GET') return;
       if (url.pathname === OPENAPI_PATH) {
-        // The server as the client reached it, so examples and "Test Request" in /docs call this server.
+        // The server as the client reached it, so "Try it out" in /docs calls this server.
         const body = JSON.stringify({ ...document, servers: [{ url: url.origin }] });
         return endResponse(
           new Response(body, { headers: { 'content-type': 'application/json; charset=utf-8' } }),
         );
       }
       if (url.pathname === DOCS_PATH || url.pathname === `${DOCS_PATH}/`) {
-        return endResponse(new Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8' } }));
+        return endResponse(htmlResponse(await renderPage()));
       }
-      if (url.pathname === BUNDLE_PATH) {
-        const { plain, gzipped } = await loadBundle();
-        const gzipOk = /\bgzip\b/.test(request.headers.get('accept-encoding') ?? '');
-        return endResponse(
-          new Response(new Uint8Array(gzipOk ? gzipped : plain), {
-            headers: {
-              'content-type': 'text/javascript; charset=utf-8',
-              'cache-control': 'public, max-age=3600',
-              vary: 'accept-encoding',
-              ...(gzipOk ? { 'content-encoding': 'gzip' } : {}),
-            },
-          }),
-        );
-      }
+      const asset = await assets.respond(request, url);
+      if (asset) endResponse(asset);
     },
   };
 }

@@ -13,7 +13,7 @@ const FLOORS: { name: string; paths: string[] }[] = [
     paths: ['errors.ts', 'config.ts', 'logger.ts', 'metrics.ts', 'validation.ts', 'money/', 'dates/'],
   },
   { name: 'database', paths: ['db/', 'audit/'] },
-  { name: 'http', paths: ['http/'] },
+  { name: 'http', paths: ['http/', 'pages/'] },
   { name: 'request', paths: ['auth/', 'context.ts'] },
   { name: 'faces', paths: ['graphql/', 'rest/', 'limits/', 'idempotency/', 'observability.ts'] },
   { name: 'modules', paths: ['modules/'] },

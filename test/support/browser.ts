@@ -4,13 +4,31 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
-/** Debian's Chromium; playwright-core cannot download a browser of its own here. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SYSTEM_CHROMIUM = '/usr/bin/chromium';
+
+/**
+ * The Chromium at CHROMIUM_PATH, else Debian's when installed, else the headless Chromium that
+ * @sparticuz/chromium ships inside its npm package (unpacked to the temp directory on first use), so the
+ * browser tests need nothing but `npm ci`. playwright-core cannot download a browser of its own here.
+ */
+async function chromiumExecutable(): Promise<string> {
+  const configured = process.env.CHROMIUM_PATH;
+  if (configured) {
+    if (!existsSync(configured))
+      throw new Error(`CHROMIUM_PATH points at ${configured}, which does not exist`);
+    return configured;
+  }
+  if (existsSync(SYSTEM_CHROMIUM)) return SYSTEM_CHROMIUM;
+  const { default: packaged } = await import('@sparticuz/chromium');
+  return packaged.executablePath();
+}
 
 export type Browser = {
   page: Page;
   /** Every URL the page tried to load from anywhere but the app; such requests are refused. */
   external: string[];
+  /** What the page's Content-Security-Policy refused, as Chromium reports it on the console. */
+  refused: string[];
   close: () => Promise<void>;
 };
 
@@ -19,17 +37,12 @@ export type Browser = {
  * internet fails here as it would on a machine without it.
  */
 export async function openBrowser(origin: string): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is not at ${CHROMIUM}. Install it (apt-get install chromium; .ci/run does) ` +
-        'or point CHROMIUM_PATH at a Chromium binary.',
-    );
-  }
+  const executablePath = await chromiumExecutable();
   const profile = await mkdtemp(path.join(tmpdir(), 'billing-chromium-'));
   let context: BrowserContext;
   try {
     context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
+      executablePath,
       headless: true,
       viewport: { width: 1400, height: 900 },
       args: [
@@ -54,9 +67,14 @@ export async function openBrowser(origin: string): Promise<Browser> {
     return route.abort('blockedbyclient');
   });
   const page = context.pages()[0] ?? (await context.newPage());
+  const refused: string[] = [];
+  page.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) refused.push(message.text());
+  });
   return {
     page,
     external,
+    refused,
     close: async () => {
       await context.close();
       await rm(profile, { recursive: true, force: true });
