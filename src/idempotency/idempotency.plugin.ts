@@ -6,6 +6,7 @@ import { observeMutation } from '../graphql/mutation-outcome.ts';
 import {
   IDEMPOTENT_REPLAYED_HEADER,
   IdempotencyService,
+  IN_FLIGHT_RETRY_AFTER,
   idempotencyKeyOf,
   requestFingerprint,
 } from './idempotency.service.ts';
@@ -18,13 +19,13 @@ const HTTP_STATUS: Partial<Record<DomainErrorCode, number>> = {
   IDEMPOTENCY_MISMATCH: 422,
 };
 
-const requestError = (error: DomainError): ExecutionResult => ({
-  errors: [
-    createGraphQLError(error.message, {
-      extensions: { code: error.code, http: { status: HTTP_STATUS[error.code] ?? 400 } },
-    }),
-  ],
-});
+const requestError = (error: DomainError): ExecutionResult => {
+  const http = {
+    status: HTTP_STATUS[error.code] ?? 400,
+    ...(error.code === 'IDEMPOTENCY_IN_FLIGHT' ? { headers: { 'retry-after': IN_FLIGHT_RETRY_AFTER } } : {}),
+  };
+  return { errors: [createGraphQLError(error.message, { extensions: { code: error.code, http } })] };
+};
 
 /**
  * Idempotency-Key for GraphQL mutations (queries ignore it). The whole execution runs inside

@@ -47,6 +47,12 @@ export function requestFingerprint(target: string, payload: unknown): string {
     .digest('hex');
 }
 
+/**
+ * `Retry-After` (seconds) on the 409 for a duplicate still in flight: most requests finish within it, and
+ * a client that retries later gets the stored response rather than another 409.
+ */
+export const IN_FLIGHT_RETRY_AFTER = '1';
+
 /** The advisory lock a request holds while it runs under `key`. */
 export const idempotencyLockName = (environmentId: string, tokenId: string, key: string): string =>
   `idempotency:${environmentId}:${tokenId}:${key}`;
