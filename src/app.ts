@@ -9,6 +9,7 @@ import { schema } from './graphql/schema.ts';
 import { useStorableInput } from './graphql/storable-input.ts';
 import { useTenantTransaction } from './graphql/tenant-transaction.plugin.ts';
 import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
+import { useCorsAllowlist } from './limits/cors.ts';
 import { graphqlLimitPlugins } from './limits/graphql-limits.ts';
 import { RateLimiter, type RateLimitOptions } from './limits/rate-limit.ts';
 import type { Logger } from './logger.ts';
@@ -29,6 +30,8 @@ export type AppOptions = {
   metricsToken?: string;
   /** Requests each API token may send per window; unlimited when absent. */
   rateLimit?: RateLimitOptions;
+  /** Origins whose browser pages may call the API (CORS); none when absent. */
+  corsOrigins?: readonly string[];
   /** Routes served besides the documented ones (tests exercise the REST machinery through them). */
   extraRoutes?: Route[];
 };
@@ -42,6 +45,7 @@ export function createApp({
   graphiqlHeaders = {},
   metricsToken,
   rateLimit,
+  corsOrigins = [],
   extraRoutes = [],
 }: AppOptions) {
   const router = new RestRouter([...routes, ...extraRoutes], logger);
@@ -62,6 +66,7 @@ export function createApp({
     healthCheckEndpoint: '/health',
     landingPage: false,
     batching: false,
+    cors: false,
     // graphqlLimitPlugins reads every body under its 1 MiB limit; Yoga's own 25 MB limit would pass the
     // body through a second stream for nothing.
     maxRequestBodySize: false,
@@ -84,6 +89,7 @@ export function createApp({
         fixedPaths: ['/health', '/ready', METRICS_PATH, ...API_REFERENCE_PATHS],
         metricsToken,
       }),
+      useCorsAllowlist(corsOrigins),
       useApiReference(routes),
       useReadinessCheck({
         endpoint: '/ready',
