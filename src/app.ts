@@ -15,7 +15,7 @@ import { RateLimiter, type RateLimitOptions } from './limits/rate-limit.ts';
 import type { Logger } from './logger.ts';
 import { observeDatabasePool } from './metrics.ts';
 import { useAuditOperation } from './modules/audit/audit.plugin.ts';
-import { METRICS_PATH, useObservability } from './observability.ts';
+import { METRICS_PATH, useObservability, yogaLogger } from './observability.ts';
 import { API_REFERENCE_PATHS, useApiReference } from './rest/api-reference.ts';
 import { errorToProblem, problemResponse } from './rest/problem.ts';
 import { methodNotAllowedResponse, notFoundResponse, RestRouter, type Route } from './rest/router.ts';
@@ -70,7 +70,7 @@ export function createApp({
     // graphqlLimitPlugins reads every body under its 1 MiB limit; Yoga's own 25 MB limit would pass the
     // body through a second stream for nothing.
     maxRequestBodySize: false,
-    logging: logger,
+    logging: yogaLogger(logger),
     maskedErrors: { maskError },
     // GraphiQL's page inlines its assets, about 40 MB once loaded: loaded when first asked for.
     renderGraphiQL: async (options) =>
