@@ -11,13 +11,14 @@ import { useStorableInput } from './graphql/storable-input.ts';
 import { useTenantTransaction } from './graphql/tenant-transaction.plugin.ts';
 import { errorToProblem, problemResponse } from './http/problem.ts';
 import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
+import { useCorsAllowlist } from './limits/cors.ts';
 import { graphqlLimitPlugins } from './limits/graphql-limits.ts';
 import { RateLimiter, type RateLimitOptions } from './limits/rate-limit.ts';
 import type { Logger } from './logger.ts';
 import { observeDatabasePool } from './metrics.ts';
 import { useAuditOperation } from './modules/audit/audit.plugin.ts';
 import { routes } from './modules/registry.ts';
-import { METRICS_PATH, useObservability } from './observability.ts';
+import { METRICS_PATH, useObservability, yogaLogger } from './observability.ts';
 import { API_REFERENCE_PATHS, useApiReference } from './rest/api-reference.ts';
 import { methodNotAllowedResponse, notFoundResponse, RestRouter, type Route } from './rest/router.ts';
 
@@ -30,6 +31,8 @@ export type AppOptions = {
   metricsToken?: string;
   /** Requests each API token may send per window; unlimited when absent. */
   rateLimit?: RateLimitOptions;
+  /** Origins whose browser pages may call the API (CORS); none when absent. */
+  corsOrigins?: readonly string[];
   /** Routes served besides the documented ones (tests exercise the REST machinery through them). */
   extraRoutes?: Route[];
 };
@@ -43,6 +46,7 @@ export function createApp({
   graphiqlHeaders = {},
   metricsToken,
   rateLimit,
+  corsOrigins = [],
   extraRoutes = [],
 }: AppOptions) {
   const router = new RestRouter([...routes, ...extraRoutes], logger);
@@ -65,10 +69,11 @@ export function createApp({
     // Served by useGraphiQL: Yoga's own page writes the link's `?headers=` into an inline script.
     graphiql: false,
     batching: false,
+    cors: false,
     // graphqlLimitPlugins reads every body under its 1 MiB limit; Yoga's own 25 MB limit would pass the
     // body through a second stream for nothing.
     maxRequestBodySize: false,
-    logging: logger,
+    logging: yogaLogger(logger),
     maskedErrors: { maskError },
     context: ({ request }) => contexts.get(request) as RequestContext,
     plugins: [
@@ -79,6 +84,7 @@ export function createApp({
         fixedPaths: ['/health', '/ready', METRICS_PATH, ...API_REFERENCE_PATHS, ...GRAPHIQL_ASSET_PATHS],
         metricsToken,
       }),
+      useCorsAllowlist(corsOrigins),
       useApiReference(routes),
       useGraphiQL({ path: GRAPHQL_PATH, headers: graphiqlHeaders }),
       useReadinessCheck({

@@ -4,6 +4,24 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0'])
   .transform((value) => value === 'true' || value === '1');
 
+/** An origin as browsers send it: scheme, host and port only, in canonical form (no path, no slash). */
+const origin = z.string().refine(
+  (value) => {
+    try {
+      const url = new URL(value);
+      // A wildcard parses as a host name, yet no browser sends one: the list holds exact origins only.
+      return (
+        (url.protocol === 'https:' || url.protocol === 'http:') &&
+        url.origin === value &&
+        !value.includes('*')
+      );
+    } catch {
+      return false;
+    }
+  },
+  { error: (issue) => `${JSON.stringify(issue.input)} is not an origin such as https://app.example.com` },
+);
+
 const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   HOST: z.string().min(1).default('localhost'),
@@ -19,6 +37,17 @@ const ConfigSchema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** Comma-separated origins whose browser pages may call the API (CORS); none when unset. */
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(origin)),
   /** Seconds between the server's billing runs (0: none; runs only through billingRunCreate). */
   BILLING_RUN_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(3600),
 });

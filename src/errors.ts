@@ -41,3 +41,9 @@ export class DomainError extends Error {
 
 export const toJsonPointer = (path: FieldPath): string =>
   path.map((segment) => `/${String(segment).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+
+/**
+ * `Retry-After` (seconds) on the 409 for an IDEMPOTENCY_IN_FLIGHT duplicate: most requests finish within
+ * it, and a client that retries later gets the stored response rather than another 409.
+ */
+export const IN_FLIGHT_RETRY_AFTER = '1';

@@ -24,33 +24,62 @@ const baseUrl = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : confi
 
 // Migrations and the first start's environment and token need the database owner; requests never do.
 const owner = await openOrm(database.url, { entities, poolMax: 1, owner: true });
-let graphiqlHeaders: Record<string, string>;
-try {
-  if (config.MIGRATE_ON_START) {
+if (config.MIGRATE_ON_START) {
+  try {
     const applied = await migrate(owner);
     if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
+  } catch (error) {
+    await abortStart((error as Error).message, owner);
   }
-  graphiqlHeaders = await developmentHeaders(owner);
-} finally {
-  await owner.close();
 }
 
 const orm = await openOrm(database.url, { entities, poolMax: config.DB_POOL_MAX });
 try {
   await assertAppRole(orm);
 } catch (error) {
-  console.error((error as Error).message);
-  await orm.close();
-  await database.stop();
-  process.exit(1);
+  await abortStart((error as Error).message, owner, orm);
 }
 const rateLimit =
   config.RATE_LIMIT_REQUESTS > 0
     ? { maxRequests: config.RATE_LIMIT_REQUESTS, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS }
     : undefined;
+// Filled once the port is ours: GraphiQL reads it per request.
+const graphiqlHeaders: Record<string, string> = {};
 const server = createServer(
-  createApp({ orm, logger, graphiqlHeaders, rateLimit, metricsToken: config.METRICS_TOKEN }),
+  createApp({
+    orm,
+    logger,
+    graphiqlHeaders,
+    rateLimit,
+    metricsToken: config.METRICS_TOKEN,
+    corsOrigins: config.CORS_ORIGINS,
+  }),
 );
+try {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, config.HOST, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+} catch (error) {
+  const { code, message } = error as NodeJS.ErrnoException;
+  await abortStart(
+    code === 'EADDRINUSE'
+      ? `Cannot listen on ${baseUrl}: port ${config.PORT} on ${config.HOST} is already in use. Stop what holds it or set PORT.`
+      : `Cannot listen on ${baseUrl}: ${message}`,
+    owner,
+    orm,
+  );
+}
+// The first start's token is created only once the server listens: a start that fails creates none, so the
+// next one still prints it.
+try {
+  Object.assign(graphiqlHeaders, await developmentHeaders(owner));
+} finally {
+  await owner.close();
+}
 const stopPurge = scheduleIdempotencyPurge(orm, logger);
 const billing =
   config.BILLING_RUN_INTERVAL_SECONDS > 0
@@ -60,9 +89,18 @@ billing?.start();
 const metrics = config.METRICS_TOKEN
   ? `${baseUrl}/metrics with METRICS_TOKEN`
   : 'off until METRICS_TOKEN is set';
-server.listen(config.PORT, config.HOST, () =>
-  logger.info(`listening on ${baseUrl} (GraphiQL: ${baseUrl}${GRAPHQL_PATH}; metrics: ${metrics})`),
-);
+logger.info(`listening on ${baseUrl} (GraphiQL: ${baseUrl}${GRAPHQL_PATH}; metrics: ${metrics})`);
+
+/**
+ * A start that cannot go on says why and exits non-zero, after closing the pools and stopping the embedded
+ * PostgreSQL: left running, it would hold the data directory for nobody.
+ */
+async function abortStart(message: string, ...pools: Orm[]): Promise<never> {
+  console.error(message);
+  for (const pool of pools) await pool.close();
+  await database.stop();
+  process.exit(1);
+}
 
 /**
  * On the embedded database, the first start creates a "Development" environment and a token and

@@ -2,13 +2,15 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import {
   type DocumentNode,
   type FragmentDefinitionNode,
+  GraphQLError,
   type GraphQLSchema,
   getOperationAST,
   Kind,
   type SelectionNode,
 } from 'graphql';
-import { type Plugin, shouldRenderGraphiQL } from 'graphql-yoga';
+import { type Plugin, shouldRenderGraphiQL, type YogaLogger } from 'graphql-yoga';
 import { validate as isUuid } from 'uuid';
+import { DomainError, toJsonPointer } from './errors.ts';
 import { CLIENT_CLOSED_REQUEST } from './http/body.ts';
 import { problemResponse } from './http/problem.ts';
 import { type Logger, type RequestScope, requestScope } from './logger.ts';
@@ -192,4 +194,35 @@ export function useObservability(options: ObservabilityOptions): Plugin {
       );
     },
   };
+}
+
+/**
+ * The logger Yoga writes through. Yoga logs the original of every error it masks at error level, stack
+ * included; a caller's mistake (a domain error, or a GraphQL error answered with a 4xx) is no fault of
+ * the server and goes to info, as its code and the fields it names: never a stack, never the message,
+ * which may quote what the client sent.
+ */
+export function yogaLogger(logger: Logger): YogaLogger {
+  return {
+    debug: (...args) => logger.debug(args.join(' ')),
+    info: (...args) => logger.info(args.join(' ')),
+    warn: (...args) => logger.warn(args.join(' ')),
+    error: (error: unknown, ...rest) => {
+      const refusal = clientRefusal(error);
+      if (refusal) logger.info(refusal, 'request refused');
+      else logger.error({ err: error }, rest.join(' ') || 'request failed');
+    },
+  };
+}
+
+function clientRefusal(error: unknown): { code: string; fields?: string[] } | undefined {
+  const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+  if (original instanceof DomainError) {
+    const fields = original.issues.map((issue) => toJsonPointer(issue.path));
+    return fields.length > 0 ? { code: original.code, fields } : { code: original.code };
+  }
+  if (!(original instanceof GraphQLError)) return undefined;
+  const status = (original.extensions.http as { status?: number } | undefined)?.status;
+  if (status === undefined || status >= 500) return undefined;
+  return { code: String(original.extensions.code ?? status) };
 }

@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
@@ -15,18 +17,32 @@ export class BodyError extends Error {
   }
 }
 
-/** Reads a JSON request body: 415 unless `application/json`, 413 past 1 MiB, 400 when malformed. */
+/**
+ * Reads a JSON request body: 415 unless `application/json`, 413 past 1 MiB, 400 when it is not UTF-8 or
+ * not JSON.
+ */
 export async function readJsonBody(request: Request): Promise<unknown> {
   const mediaType = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
   if (mediaType !== 'application/json') {
     throw new BodyError(415, 'The request body must be sent as Content-Type: application/json.');
   }
-  const text = (await readBodyBytes(request)).toString('utf8');
+  const text = assertUtf8(await readBodyBytes(request)).toString('utf8');
   try {
     return JSON.parse(text);
   } catch (error) {
     throw new BodyError(400, `The request body is not valid JSON: ${(error as Error).message}`);
   }
+}
+
+/**
+ * Refuses (400) a body that is not UTF-8. Decoding it leniently would store U+FFFD in place of the bad
+ * bytes: text the client never sent.
+ */
+export function assertUtf8(bytes: Buffer): Buffer {
+  if (!isUtf8(bytes)) {
+    throw new BodyError(400, 'The request body is not valid UTF-8; encode its text as UTF-8.');
+  }
+  return bytes;
 }
 
 /** Reads a request body whole, refusing (413) one over 1 MiB, whether declared so or streamed. */

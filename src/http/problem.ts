@@ -1,6 +1,6 @@
 import { Response } from '@whatwg-node/fetch';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
-import { DomainError, type DomainErrorCode, toJsonPointer } from '../errors.ts';
+import { DomainError, type DomainErrorCode, IN_FLIGHT_RETRY_AFTER, toJsonPointer } from '../errors.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -54,6 +54,8 @@ export function errorToProblem(
           .join('; ');
       }
     }
+    if (error.code === 'IDEMPOTENCY_IN_FLIGHT')
+      return { problem, headers: { 'retry-after': IN_FLIGHT_RETRY_AFTER } };
     return { problem };
   }
   if (isDatabaseUnavailable(error)) {

@@ -1,7 +1,7 @@
 import { type ExecutionResult, getOperationAST, print } from 'graphql';
 import { createGraphQLError, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
-import { DomainError, type DomainErrorCode } from '../errors.ts';
+import { DomainError, type DomainErrorCode, IN_FLIGHT_RETRY_AFTER } from '../errors.ts';
 import { observeMutation } from '../graphql/mutation-outcome.ts';
 import {
   IDEMPOTENT_REPLAYED_HEADER,
@@ -18,13 +18,13 @@ const HTTP_STATUS: Partial<Record<DomainErrorCode, number>> = {
   IDEMPOTENCY_MISMATCH: 422,
 };
 
-const requestError = (error: DomainError): ExecutionResult => ({
-  errors: [
-    createGraphQLError(error.message, {
-      extensions: { code: error.code, http: { status: HTTP_STATUS[error.code] ?? 400 } },
-    }),
-  ],
-});
+const requestError = (error: DomainError): ExecutionResult => {
+  const http = {
+    status: HTTP_STATUS[error.code] ?? 400,
+    ...(error.code === 'IDEMPOTENCY_IN_FLIGHT' ? { headers: { 'retry-after': IN_FLIGHT_RETRY_AFTER } } : {}),
+  };
+  return { errors: [createGraphQLError(error.message, { extensions: { code: error.code, http } })] };
+};
 
 /**
  * Idempotency-Key for GraphQL mutations (queries ignore it). The whole execution runs inside

@@ -1,7 +1,7 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import { BodyError, readBodyBytes } from '../http/body.ts';
+import { assertUtf8, BodyError, readBodyBytes } from '../http/body.ts';
 
 /**
  * What one GraphQL document may ask for. Depth fits the deepest honest query (a connection's node and
@@ -17,7 +17,8 @@ export const GRAPHQL_LIMITS = {
 
 /**
  * The REST body limit (1 MiB) for GraphQL POSTs too, whatever their content type: the body is read
- * under the limit before Yoga's own parser for that content type sees it.
+ * under the limit before Yoga's own parser for that content type sees it. It must be UTF-8 (400
+ * otherwise): every parser would decode it leniently, and the schema takes no file uploads.
  */
 function useBodyLimit(): Plugin {
   return {
@@ -26,7 +27,7 @@ function useBodyLimit(): Plugin {
       setRequestParser(async (original) => {
         let body: Uint8Array<ArrayBuffer>;
         try {
-          body = new Uint8Array(await readBodyBytes(original));
+          body = new Uint8Array(assertUtf8(await readBodyBytes(original)));
         } catch (error) {
           if (!(error instanceof BodyError)) throw error;
           throw createGraphQLError(error.message, { extensions: { http: { status: error.status } } });

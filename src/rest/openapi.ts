@@ -48,7 +48,7 @@ const problem = (
 const PROBLEMS: Record<number, ZodOpenApiResponseObject> = {
   400: problem(
     'BadRequest',
-    'Malformed JSON, a field that breaks the schema, an unknown field, a path id that is not a UUID, ' +
+    'A body that is not UTF-8 or not JSON, a field that breaks the schema, an unknown field, a path id that is not a UUID, ' +
       'or a missing or malformed x-environment header',
   ),
   401: problem(
@@ -65,7 +65,13 @@ const PROBLEMS: Record<number, ZodOpenApiResponseObject> = {
   409: problem(
     'Conflict',
     'The request conflicts with the current state: a duplicate handle, a booked invoice, ' +
-      'or a request with the same Idempotency-Key still in flight',
+      'or a request with the same Idempotency-Key still in flight (then with Retry-After)',
+    z.object({
+      'retry-after': z
+        .string()
+        .optional()
+        .meta({ description: 'Seconds to wait before retrying a request still in flight' }),
+    }),
   ),
   413: problem('PayloadTooLarge', `The request body exceeds ${MAX_BODY_BYTES} bytes`),
   415: problem('UnsupportedMediaType', 'The request body is not sent as application/json'),

@@ -48,6 +48,23 @@ describe('Idempotency-Key', () => {
     other = await t.createEnvironment('Other');
   });
 
+  /** Runs `work` while another connection holds the key's lock, as a request still running under it does. */
+  const holdingKeyLock = async (key: string, work: () => Promise<void>) => {
+    const [token] = await t.sql<{ id: string }>('select id from api_token where $1 = any(environment_ids)', [
+      env.id,
+    ]);
+    const running = new pg.Client({ connectionString: t.databaseUrl });
+    await running.connect();
+    try {
+      await running.query('select pg_advisory_lock(hashtextextended($1, 0))', [
+        idempotencyLockName(env.id, token?.id as string, key),
+      ]);
+      await work();
+    } finally {
+      await running.end();
+    }
+  };
+
   describe('on GraphQL mutations', () => {
     const create = (input: Record<string, unknown>, key: string, who = env) =>
       t.graphql(CREATE, { input }, { env: who, headers: { 'idempotency-key': key } });
@@ -119,30 +136,19 @@ describe('Idempotency-Key', () => {
       expect(corrected.headers.get('idempotent-replayed')).toBeNull();
     });
 
-    it('answers 409 while a request with the same key is still running', async () => {
+    it('answers 409 with Retry-After while a request with the same key is still running', async () => {
       // given a request under the key holding its lock (as a running one does)
       const key = randomUUID();
-      const [token] = await t.sql<{ id: string }>(
-        'select id from api_token where $1 = any(environment_ids)',
-        [env.id],
-      );
-      const running = new pg.Client({ connectionString: t.databaseUrl });
-      await running.connect();
-      try {
-        await running.query('select pg_advisory_lock(hashtextextended($1, 0))', [
-          idempotencyLockName(env.id, token?.id as string, key),
-        ]);
-
+      await holdingKeyLock(key, async () => {
         // when a duplicate arrives
         const duplicate = await create({ name: 'In flight' }, key);
 
-        // then it is refused without doing anything
+        // then it is refused without doing anything, and told when to retry
         expect(duplicate.status).toBe(409);
+        expect(duplicate.headers.get('retry-after')).toBe('1');
         expect(duplicate.body.errors[0].extensions.code).toBe('IDEMPOTENCY_IN_FLIGHT');
         expect(await countCustomers(env, 'In flight')).toBe(0);
-      } finally {
-        await running.end();
-      }
+      });
       const afterwards = await create({ name: 'In flight' }, key);
       expect(afterwards.body.data.customerCreate.userErrors).toEqual([]);
     });
@@ -203,6 +209,17 @@ describe('Idempotency-Key', () => {
       expect(retry.headers.get('content-type')).toBe(first.headers.get('content-type'));
       expect(retry.body).toEqual(first.body);
       expect(await countCustomers(env, 'REST once')).toBe(1);
+    });
+
+    it('answers 409 with Retry-After while a request with the same key is still running', async () => {
+      const key = randomUUID();
+      await holdingKeyLock(key, async () => {
+        const duplicate = await post({ name: 'REST in flight' }, key);
+        expectProblem(duplicate, 409);
+        expect(duplicate.body.code).toBe('IDEMPOTENCY_IN_FLIGHT');
+        expect(duplicate.headers.get('retry-after')).toBe('1');
+        expect(await countCustomers(env, 'REST in flight')).toBe(0);
+      });
     });
 
     it('answers 422 for the same key with another body', async () => {

@@ -86,6 +86,23 @@ describe('GraphQL request limits', () => {
     expect(response.status).toBe(413);
   });
 
+  it('refuses a body that is not UTF-8 with 400, and runs nothing', async () => {
+    // given a mutation whose string literal holds 0xC3 0x28, a lead byte followed by no continuation byte
+    const query = 'mutation { customerCreate(input: { name: "Caf%BAD%" }) { customer { id } } }';
+    const rawBody = Buffer.from(JSON.stringify({ query }).replace('%BAD%', '\u00c3('), 'latin1');
+
+    // when
+    const response = await t.rest('POST', '/graphql', { env, rawBody });
+
+    // then
+    expect(response.status).toBe(400);
+    expect(response.body.data).toBeUndefined();
+    expect(response.body.errors[0].message).toBe(
+      'The request body is not valid UTF-8; encode its text as UTF-8.',
+    );
+    expect(await t.sql('select id from customer where environment_id = $1', [env.id])).toEqual([]);
+  });
+
   describe('CSRF prevention', () => {
     const query = `/graphql?query=${encodeURIComponent('{ __typename }')}`;
 

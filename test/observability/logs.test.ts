@@ -102,6 +102,45 @@ describe('request logs', () => {
     expect(text).not.toContain('Body Only Name 7731');
   });
 
+  it("logs a client's mistakes at info, without a stack, on both faces", async () => {
+    // when requests fail by the client's doing: an unknown path, malformed JSON, an unknown id, and a
+    // mutation whose input breaks the rules
+    const json = { ...env.headers, 'content-type': 'application/json' };
+    const statuses = [
+      (await app.fetch('http://test/nowhere', { headers: env.headers })).status,
+      (
+        await app.fetch(`http://test/customers/${randomUUID()}`, {
+          method: 'PATCH',
+          headers: json,
+          body: '{',
+        })
+      ).status,
+      (await app.fetch(`http://test/customers/${randomUUID()}`, { headers: env.headers })).status,
+      (
+        await app.fetch('http://test/graphql', {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({
+            query: 'mutation { customerCreate(input: { name: "", currency: "XYZ" }) { customer { id } } }',
+          }),
+        })
+      ).status,
+    ];
+
+    // then every line is at info, none carries a stack, and the refusal names its code and fields only
+    expect(statuses).toEqual([404, 400, 404, 200]);
+    expect(lines().map((line) => line.level)).toEqual(lines().map(() => 30));
+    expect(written.join('')).not.toContain('stack');
+    expect(lines()).toContainEqual(
+      expect.objectContaining({
+        msg: 'request refused',
+        code: 'INVALID_INPUT',
+        fields: expect.arrayContaining(['/input/name', '/input/currency']),
+      }),
+    );
+    expect(written.join('')).not.toContain('XYZ');
+  });
+
   it('tags every line logged while serving a request with its request id', async () => {
     // given an app logging at debug level, where GraphQL processing writes lines of its own
     const debugLines: string[] = [];

@@ -45,6 +45,32 @@ describe('REST adapter', () => {
     expect(response.body.detail).toContain('not valid JSON');
   });
 
+  it('answers 400 for a body that is not UTF-8, and writes nothing', async () => {
+    // given JSON whose string holds 0xC3 0x28, a lead byte followed by no continuation byte
+    const body = (text: string) => Buffer.from(text.replace('%BAD%', '\u00c3('), 'latin1');
+
+    // when it is sent to a PATCH and to a POST
+    const patched = await t.rest('PATCH', `/customers/${customerId}`, {
+      env,
+      rawBody: body('{"name": "Caf%BAD%"}'),
+    });
+    const posted = await t.rest('POST', '/invoices', {
+      env,
+      rawBody: body(
+        `{"customerId": "${customerId}", "currency": "EUR", "date": "2026-03-01", "items": [{"title": "%BAD%", "quantity": 1, "unitAmount": 100}]}`,
+      ),
+    });
+
+    // then both are refused as such, and neither the customer nor the invoices changed
+    for (const response of [patched, posted]) {
+      expectProblem(response, 400);
+      expect(response.body.detail).toBe('The request body is not valid UTF-8; encode its text as UTF-8.');
+    }
+    const [row] = await t.sql('select name from customer where id = $1', [customerId]);
+    expect(row?.name).toBe('Body tests');
+    expect(await t.sql('select id from invoice where customer_id = $1', [customerId])).toEqual([]);
+  });
+
   it('answers 400 naming the body when it is JSON but not an object', async () => {
     const response = await t.rest('PATCH', `/customers/${customerId}`, { env, body: ['name'] });
     expectProblem(response, 400);

@@ -16,9 +16,9 @@ export type TestResponse<T = any> = { status: number; headers: Headers; body: T 
 type RequestOptions = {
   env?: TestEnvironment;
   headers?: Record<string, string>;
-  /** A JSON value to send; use `rawBody` for bytes that are not JSON. */
+  /** A JSON value to send; use `rawBody` for text or bytes that are not JSON. */
   body?: unknown;
-  rawBody?: string;
+  rawBody?: string | Uint8Array<ArrayBuffer>;
 };
 
 export type TestApp = {
