@@ -143,6 +143,7 @@ const GRAPHQL_CASES: Record<string, GraphqlCase[]> = {
   'Query.auditEvents': [{ args: page }, { target: 'customer', args: (id) => ({ objectId: id, first: 100 }) }],
   'Query.billingRun': [byId('billingRun')],
   'Query.billingRuns': [{ args: page }],
+  'Query.environment': [{ args: () => ({}) }],
   'Query.customer': [byId('customer')],
   'Query.customers': [{ args: page }],
   'Query.invoice': [byId('draftInvoice'), byId('bookedInvoice')],

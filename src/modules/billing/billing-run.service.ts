@@ -29,6 +29,7 @@ import {
   SubscriptionSchema,
 } from '../subscription/subscription.entity.ts';
 import { dateOf, type Period, startOfDay } from '../subscription/subscription.periods.ts';
+import { assertBillableMoment } from './billing.clock.ts';
 import { LOCK_TAKEN, withBillingRunLock } from './billing.lock.ts';
 import {
   BilledPeriodSchema,
@@ -107,8 +108,9 @@ export class BillingRunService {
     return keysetPage(this.ctx.em, BillingRunSchema, { environmentId: this.ctx.environmentId }, page);
   }
 
-  /** Runs a billing run as of `asOf`; refused (CONFLICT) while another run of the environment is under way. */
+  /** Runs a billing run as of `asOf` (assertBillableMoment); CONFLICT while another run is under way. */
   async run(asOf: Date, options: BillingRunOptions): Promise<BillingRun> {
+    await assertBillableMoment(this.ctx, asOf);
     const result = await withBillingRunLock(this.ctx.em, this.ctx.environmentId, () =>
       this.runLocked(asOf, options),
     );
