@@ -109,8 +109,7 @@ describe('admin CLI', () => {
     expect(environments).toContainEqual(expect.objectContaining({ id: sandbox.id, kind: 'test' }));
     const tokens = JSON.parse((await cli('token', 'list', '--json')).stdout);
     expect(tokens).toContainEqual(expect.objectContaining({ id: token.id, scope: 'read' }));
-    expect((await cli('env', 'list')).stdout).toMatch(new RegExp(`${sandbox.id}\\s+test\\s+Sandbox`));
-  });
+  }, 60_000);
 
   it('reports an up-to-date database on migrate', async () => {
     const result = await cli('migrate', '--json');
