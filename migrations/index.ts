@@ -6,6 +6,7 @@ import { Migration20261121002000Invoicing } from './Migration20261121002000Invoi
 import { Migration20261121003000Subscriptions } from './Migration20261121003000Subscriptions.ts';
 import { Migration20261121009000TenantIsolation } from './Migration20261121009000TenantIsolation.ts';
 import { Migration20261121009100SubscriptionsTenantIsolation } from './Migration20261121009100SubscriptionsTenantIsolation.ts';
+import { Migration20261123000000TokenScopesEnvironmentKinds } from './Migration20261123000000TokenScopesEnvironmentKinds.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -19,5 +20,9 @@ export const migrations = [
   {
     name: 'Migration20261121009100SubscriptionsTenantIsolation',
     class: Migration20261121009100SubscriptionsTenantIsolation,
+  },
+  {
+    name: 'Migration20261123000000TokenScopesEnvironmentKinds',
+    class: Migration20261123000000TokenScopesEnvironmentKinds,
   },
 ];

@@ -5,6 +5,7 @@ export type FieldIssue = { path: FieldPath; message: string };
 export type DomainErrorCode =
   | 'INVALID_INPUT'
   | 'NOT_FOUND'
+  | 'FORBIDDEN'
   | 'DUPLICATE'
   | 'CONFLICT'
   | 'INVALID_REFERENCE'

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { leanFind } from '../db/lean.ts';
-import { type ApiToken, ApiTokenSchema } from './api-token.entity.ts';
-import { type Environment, EnvironmentSchema } from './environment.entity.ts';
+import { type ApiToken, ApiTokenSchema, type TokenScope } from './api-token.entity.ts';
+import { type Environment, type EnvironmentKind, EnvironmentSchema } from './environment.entity.ts';
 
 const TOKEN_PREFIX = 'bg_';
 
@@ -20,8 +20,8 @@ export class AccessService {
     this.em = em;
   }
 
-  async createEnvironment(name: string): Promise<Environment> {
-    const environment = this.em.create(EnvironmentSchema, { name });
+  async createEnvironment(name: string, kind: EnvironmentKind = 'live'): Promise<Environment> {
+    const environment = this.em.create(EnvironmentSchema, { name, kind });
     await this.em.flush();
     return environment;
   }
@@ -30,8 +30,17 @@ export class AccessService {
     return this.em.find(EnvironmentSchema, {}, { orderBy: { id: 'asc' } });
   }
 
+  /** The environment a request acts in (readable by the application role). */
+  environment(id: string): Promise<Environment> {
+    return this.em.findOneOrFail(EnvironmentSchema, { id });
+  }
+
   /** Creates a token granted to `environmentIds`; the secret is returned here and never again. */
-  async createToken(environmentIds: string[], name?: string): Promise<{ token: ApiToken; secret: string }> {
+  async createToken(
+    environmentIds: string[],
+    name?: string,
+    scope: TokenScope = 'write',
+  ): Promise<{ token: ApiToken; secret: string }> {
     const found = await this.em.count(EnvironmentSchema, { id: { $in: environmentIds } });
     if (found !== new Set(environmentIds).size) {
       throw new Error(`unknown environment among: ${environmentIds.join(', ')}`);
@@ -39,6 +48,7 @@ export class AccessService {
     const secret = TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const token = this.em.create(ApiTokenSchema, {
       name: name ?? null,
+      scope,
       prefix: secret.slice(0, 10),
       secretHash: hashSecret(secret),
       environmentIds: [...new Set(environmentIds)],

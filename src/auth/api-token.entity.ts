@@ -1,6 +1,10 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { newId } from '../db/ids.ts';
 
+/** `read`: queries and GET; `write`: everything, mutations and REST writes included. */
+export const TOKEN_SCOPES = ['read', 'write'] as const;
+export type TokenScope = (typeof TOKEN_SCOPES)[number];
+
 /** An API credential. Only the SHA-256 of the secret is kept; `prefix` lets people tell tokens apart. */
 export const ApiTokenSchema = defineEntity({
   name: 'ApiToken',
@@ -15,6 +19,7 @@ export const ApiTokenSchema = defineEntity({
     prefix: p.string().length(16),
     secretHash: p.string().length(64),
     environmentIds: p.array().columnType('uuid[]'),
+    scope: p.enum(TOKEN_SCOPES).default('write'),
     createdAt: p.datetime().onCreate(() => new Date()),
     lastUsedAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),

@@ -1,6 +1,10 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { newId } from '../db/ids.ts';
 
+/** `live` bills real time only; `test` may bill moments ahead of now (simulated time). */
+export const ENVIRONMENT_KINDS = ['live', 'test'] as const;
+export type EnvironmentKind = (typeof ENVIRONMENT_KINDS)[number];
+
 /** A tenant: every billing row belongs to exactly one environment. */
 export const EnvironmentSchema = defineEntity({
   name: 'Environment',
@@ -11,6 +15,7 @@ export const EnvironmentSchema = defineEntity({
       .primary()
       .onCreate(() => newId()),
     name: p.string().length(200),
+    kind: p.enum(ENVIRONMENT_KINDS).default('live'),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { validate as isUuid } from 'uuid';
 import { AccessService } from '../auth/access.service.ts';
+import { TOKEN_SCOPES, type TokenScope } from '../auth/api-token.entity.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrate, type Orm, openOrm } from '../db/orm.ts';
@@ -10,10 +11,11 @@ import { entities } from '../modules/registry.ts';
 const USAGE = `Usage: npm run -s cli -- <command> [options]
 
 Commands:
-  env create --name <name> [--json]                       create an environment
+  env create --name <name> [--test] [--json]              create an environment (live unless --test)
   env list [--json]                                       list environments
-  token create --env <uuid> [--env <uuid> ...] [--name <label>] [--json]
-                                                          create an API token (the secret is shown once)
+  token create --env <uuid> [--env <uuid> ...] [--name <label>] [--scope read|write] [--json]
+                                                          create an API token (the secret is shown once);
+                                                          scope write (default) or read (queries and GET only)
   token list [--json]                                     list tokens (never their secrets)
   token revoke <id>                                       revoke a token
   migrate                                                 apply pending database migrations
@@ -35,6 +37,8 @@ function parseCommand(argv: string[]): Command {
     options: {
       name: { type: 'string' },
       env: { type: 'string', multiple: true },
+      test: { type: 'boolean', default: false },
+      scope: { type: 'string', default: 'write' },
       json: { type: 'boolean', default: false },
     },
   });
@@ -44,11 +48,12 @@ function parseCommand(argv: string[]): Command {
     case 'env create': {
       const name = values.name?.trim();
       if (!name) throw new UsageError('env create needs --name <name>');
+      const kind = values.test ? 'test' : 'live';
       return async (access) => {
-        const environment = await access.createEnvironment(name);
+        const environment = await access.createEnvironment(name, kind);
         return {
-          json: { id: environment.id, name: environment.name },
-          text: `${environment.id}  ${environment.name}`,
+          json: { id: environment.id, name: environment.name, kind: environment.kind },
+          text: `${environment.id}  ${environment.kind}  ${environment.name}`,
         };
       };
     }
@@ -56,8 +61,10 @@ function parseCommand(argv: string[]): Command {
       return async (access) => {
         const environments = await access.listEnvironments();
         return {
-          json: environments.map(({ id, name, createdAt }) => ({ id, name, createdAt })),
-          text: environments.map(({ id, name }) => `${id}  ${name}`).join('\n') || '(no environments)',
+          json: environments.map(({ id, name, kind, createdAt }) => ({ id, name, kind, createdAt })),
+          text:
+            environments.map(({ id, name, kind }) => `${id}  ${kind}  ${name}`).join('\n') ||
+            '(no environments)',
         };
       };
     case 'token create': {
@@ -65,11 +72,13 @@ function parseCommand(argv: string[]): Command {
       if (environmentIds.length === 0) throw new UsageError('token create needs at least one --env <uuid>');
       const bad = environmentIds.find((id) => !isUuid(id));
       if (bad) throw new UsageError(`--env ${bad} is not a UUID`);
+      const scope = values.scope as TokenScope;
+      if (!TOKEN_SCOPES.includes(scope)) throw new UsageError(`--scope must be read or write, not ${scope}`);
       return async (access) => {
-        const { token, secret } = await access.createToken(environmentIds, values.name);
+        const { token, secret } = await access.createToken(environmentIds, values.name, scope);
         return {
-          json: { id: token.id, token: secret },
-          text: `token ${token.id} created; its secret is shown only now:\n${secret}`,
+          json: { id: token.id, token: secret, scope: token.scope },
+          text: `${token.scope} token ${token.id} created; its secret is shown only now:\n${secret}`,
         };
       };
     }
@@ -77,20 +86,23 @@ function parseCommand(argv: string[]): Command {
       return async (access) => {
         const tokens = await access.listTokens();
         return {
-          json: tokens.map(({ id, name, prefix, environmentIds, createdAt, lastUsedAt, revokedAt }) => ({
-            id,
-            name,
-            prefix,
-            environmentIds,
-            createdAt,
-            lastUsedAt,
-            revokedAt,
-          })),
+          json: tokens.map(
+            ({ id, name, prefix, scope, environmentIds, createdAt, lastUsedAt, revokedAt }) => ({
+              id,
+              name,
+              prefix,
+              scope,
+              environmentIds,
+              createdAt,
+              lastUsedAt,
+              revokedAt,
+            }),
+          ),
           text:
             tokens
               .map(
-                ({ id, prefix, revokedAt, name }) =>
-                  `${id}  ${prefix}…  ${revokedAt ? 'revoked' : 'active '}  ${name ?? ''}`,
+                ({ id, prefix, scope, revokedAt, name }) =>
+                  `${id}  ${prefix}…  ${scope.padEnd(5)}  ${revokedAt ? 'revoked' : 'active '}  ${name ?? ''}`,
               )
               .join('\n') || '(no tokens)',
         };

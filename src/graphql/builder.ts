@@ -1,5 +1,6 @@
 import SchemaBuilder from '@pothos/core';
 import RelayPlugin from '@pothos/plugin-relay';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
 import { GraphQLScalarType } from 'graphql';
 import {
@@ -9,9 +10,11 @@ import {
   SafeIntResolver,
   UUIDResolver,
 } from 'graphql-scalars';
+import { grantsScope, missingScope } from '../auth/scopes.ts';
 import type { RequestContext } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { fieldIssues } from '../validation.ts';
+import { NullableMutations } from './nullable-mutations.plugin.ts';
 
 export type BuilderTypes = {
   Context: RequestContext;
@@ -25,6 +28,7 @@ export type BuilderTypes = {
   };
   DefaultFieldNullability: false;
   DefaultInputFieldRequiredness: false;
+  AuthScopes: { write: boolean };
 };
 
 /** The schema types every `ObjectRef` of this schema is parameterised with. */
@@ -32,13 +36,18 @@ export type SchemaTypes = PothosSchemaTypes.ExtendDefaultTypes<BuilderTypes>;
 
 /** The schema builder: plugins and scalars only; every type lives in its domain module. */
 export const builder = new SchemaBuilder<BuilderTypes>({
-  plugins: [RelayPlugin, ValidationPlugin],
+  plugins: [ScopeAuthPlugin, RelayPlugin, ValidationPlugin, NullableMutations],
   defaultFieldNullability: false,
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
     nodeQueryOptions: false,
     nodesQueryOptions: false,
+  },
+  scopeAuth: {
+    authScopes: (ctx) => ({ write: grantsScope(ctx.token, 'write') }),
+    unauthorizedError: (_parent, ctx, info) =>
+      missingScope(ctx.token, 'write', `${info.parentType.name}.${info.fieldName}`),
   },
   validation: {
     // Input that breaks a rule surfaces as one INVALID_INPUT error naming each field (see graphql/errors.ts).
@@ -61,4 +70,10 @@ builder.addScalarType('JSONObject', JSONObjectResolver);
 builder.addScalarType('SafeInt', SafeIntResolver);
 
 builder.queryType({});
-builder.mutationType({});
+builder.mutationType({
+  description:
+    'Each root field runs and commits in a transaction of its own, in document order: a field that ' +
+    'fails answers null with its error and leaves the others as they are. Needs a token with the write scope.',
+  // Every mutation writes: a token with the read scope may only query.
+  authScopes: { write: true },
+});

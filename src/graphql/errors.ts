@@ -1,7 +1,10 @@
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, maskError as defaultMaskError } from 'graphql-yoga';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
-import { DomainError, toJsonPointer } from '../errors.ts';
+import { DomainError, type DomainErrorCode, toJsonPointer } from '../errors.ts';
+
+/** Domain errors that refuse the request itself carry its HTTP status; the others answer 200. */
+const HTTP_STATUS: Partial<Record<DomainErrorCode, number>> = { FORBIDDEN: 403 };
 
 /**
  * Yoga's error mask: domain errors (bad arguments, invalid input) are shown with their code and
@@ -11,6 +14,7 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
   const original = error instanceof GraphQLError ? error.originalError : error;
   const located = error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {};
   if (original instanceof DomainError) {
+    const status = HTTP_STATUS[original.code];
     return createGraphQLError(original.message, {
       ...located,
       extensions: {
@@ -19,6 +23,7 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
           pointer: toJsonPointer(issue.path),
           detail: issue.message,
         })),
+        ...(status ? { http: { status } } : {}),
       },
     });
   }

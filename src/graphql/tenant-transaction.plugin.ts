@@ -1,31 +1,67 @@
-import type { ExecutionResult } from 'graphql';
+import { type ExecutionArgs, type ExecutionResult, type GraphQLError, locatedError } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
 import { inRequestTransaction } from '../context.ts';
+import { markRollbackOnly } from '../db/tenant-transaction.ts';
+import { type RootField, splitMutation } from './mutation-fields.ts';
 
 type Context = RequestContext & YogaInitialContext;
 
+type Execute = (args: ExecutionArgs) => Promise<ExecutionResult>;
+
+/** Runs `execute` in the environment's transaction, with a context whose EntityManager is that transaction's. */
+const inTransaction = (execute: Execute, args: ExecutionArgs) =>
+  inRequestTransaction(args.contextValue as Context, async (tx) => {
+    // No @defer or @stream: an execution yields one result, never a stream outliving the transaction.
+    const result = await execute({ ...args, contextValue: { ...(args.contextValue as Context), ...tx } });
+    // A field that failed keeps nothing it wrote (services also write in savepoints).
+    if (result.errors?.length) markRollbackOnly(tx.em);
+    return result;
+  });
+
 /**
- * Runs every GraphQL execution, queries included, in the environment's transaction: resolvers,
- * dataloaders and services get a context whose EntityManager is that transaction's. Registered after
- * the plugins that wrap execution themselves (Idempotency-Key), so it wraps them in turn. A mutation's
- * fields commit together when the execution ends; a field answering userErrors has written nothing
- * (services write in savepoints).
+ * Each root field of a mutation in a transaction of its own, one after the other in document order,
+ * answering what each did: a field that fails (an error, or a transaction that cannot commit) is null
+ * with its error, and the fields before and after it keep what they committed. One transaction for a
+ * whole document would make its answer lie: one failure rolls back every field (or, committed
+ * piecemeal, reports failed what was stored). An execution without `data` (a refused
+ * Idempotency-Key) refuses the whole request: it is answered alone, and no later field runs.
+ */
+async function executeFieldByField(execute: Execute, fields: RootField[]): Promise<ExecutionResult> {
+  const data: Record<string, unknown> = {};
+  const errors: GraphQLError[] = [];
+  for (const field of fields) {
+    let result: ExecutionResult;
+    try {
+      result = await inTransaction(execute, field.args);
+    } catch (error) {
+      result = {
+        data: { [field.responseKey]: null },
+        errors: [locatedError(error, field.nodes, [field.responseKey])],
+      };
+    }
+    if (!result.data) return result;
+    data[field.responseKey] = result.data[field.responseKey] ?? null;
+    errors.push(...(result.errors ?? []));
+  }
+  return errors.length > 0 ? { data, errors } : { data };
+}
+
+/**
+ * Runs every GraphQL execution in the environment's transaction: resolvers, dataloaders and services
+ * get a context whose EntityManager is that transaction's. A query (its fields, loaders included) runs
+ * in one transaction; a mutation runs each root field in its own (executeFieldByField). Registered
+ * after the plugins that wrap execution themselves (Idempotency-Key), so it wraps them in turn: they
+ * run once per root field, inside its transaction.
  */
 export function useTenantTransaction(): Plugin<Context> {
   return {
     onExecute({ executeFn, setExecuteFn }) {
-      setExecuteFn((executeArgs) =>
-        inRequestTransaction(
-          executeArgs.contextValue as Context,
-          async (tx) =>
-            // No @defer or @stream: an execution yields one result, never a stream outliving the transaction.
-            (await executeFn({
-              ...executeArgs,
-              contextValue: { ...(executeArgs.contextValue as Context), ...tx },
-            })) as ExecutionResult,
-        ),
-      );
+      const execute = executeFn as Execute;
+      setExecuteFn((executeArgs) => {
+        const fields = splitMutation(executeArgs);
+        return fields ? executeFieldByField(execute, fields) : inTransaction(execute, executeArgs);
+      });
     },
   };
 }

@@ -17,6 +17,7 @@ export type Problem = {
 const STATUS_BY_CODE: Record<DomainErrorCode, { status: number; title: string }> = {
   INVALID_INPUT: { status: 400, title: 'Invalid request' },
   NOT_FOUND: { status: 404, title: 'Not found' },
+  FORBIDDEN: { status: 403, title: 'Forbidden' },
   DUPLICATE: { status: 409, title: 'Duplicate' },
   CONFLICT: { status: 409, title: 'Conflict' },
   INVALID_REFERENCE: { status: 422, title: 'Unprocessable request' },

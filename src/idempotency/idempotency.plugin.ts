@@ -2,6 +2,7 @@ import { type ExecutionResult, getOperationAST, print } from 'graphql';
 import { createGraphQLError, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
 import { DomainError, type DomainErrorCode, IN_FLIGHT_RETRY_AFTER } from '../errors.ts';
+import { responseKeyOf } from '../graphql/mutation-fields.ts';
 import { observeMutation } from '../graphql/mutation-outcome.ts';
 import {
   IDEMPOTENT_REPLAYED_HEADER,
@@ -27,11 +28,13 @@ const requestError = (error: DomainError): ExecutionResult => {
 };
 
 /**
- * Idempotency-Key for GraphQL mutations (queries ignore it). The whole execution runs inside
- * IdempotencyService.run, in the request's transaction (useTenantTransaction, registered after this
- * plugin, wraps it), so every resolver's writes commit together with the stored result. The same
- * document, operation and variables make the same request; a replay answers the stored result with
- * `Idempotent-Replayed: true`.
+ * Idempotency-Key for GraphQL mutations (queries ignore it). A mutation runs root field by root field,
+ * each in its own transaction (useTenantTransaction, registered after this plugin, wraps it and calls
+ * it once per field), and each field's outcome is stored with the key in the transaction that did its
+ * work (IdempotencyService.runPart): a crash leaves every field either done and stored or neither. A
+ * retry answers the stored outcome of every field that succeeded and runs the others afresh (they
+ * wrote nothing), so a document whose fields all succeeded replays exactly its first answer, with
+ * `Idempotent-Replayed: true`. The same document, operation and variables make the same request.
  */
 export function useIdempotentMutations(): Plugin<Context> {
   const replayed = new WeakSet<Request>();
@@ -55,22 +58,27 @@ export function useIdempotentMutations(): Plugin<Context> {
       });
       const idempotencyKey = key;
 
-      setExecuteFn(async (executeArgs) => {
+      // Called once per root field, with an execution of that field alone, inside its transaction.
+      setExecuteFn(async (fieldArgs) => {
+        const part = responseKeyOf(fieldArgs);
         let executed: ExecutionResult | undefined;
         try {
-          const tx = executeArgs.contextValue as Context;
-          const response = await new IdempotencyService(tx).run(idempotencyKey, fingerprint, async () => {
-            const { result, failed } = await observeMutation(
-              async () => (await executeFn(executeArgs)) as ExecutionResult,
-            );
-            executed = result;
-            const succeeded = !failed && !result.errors?.length;
-            // Not a status the client sees: the response is stored only when it is below 400.
-            return { status: succeeded ? 200 : 422, headers: {}, body: JSON.stringify(result) };
-          });
-          if (!response.replayed) return executed as ExecutionResult;
+          const tx = fieldArgs.contextValue as Context;
+          const outcome = await new IdempotencyService(tx).runPart(
+            idempotencyKey,
+            fingerprint,
+            part,
+            async () => {
+              const { result, failed } = await observeMutation(
+                async () => (await executeFn(fieldArgs)) as ExecutionResult,
+              );
+              executed = result;
+              return failed || result.errors?.length ? undefined : result.data?.[part];
+            },
+          );
+          if (!outcome.replayed) return executed as ExecutionResult;
           replayed.add(ctx.request);
-          return JSON.parse(response.body ?? '{}') as ExecutionResult;
+          return { data: { [part]: outcome.value } };
         } catch (error) {
           if (error instanceof DomainError && !executed) return requestError(error);
           throw error;

@@ -18,6 +18,8 @@ export type ReplayableResponse = { status: number; headers: Record<string, strin
 
 export type IdempotentResponse = ReplayableResponse & { replayed: boolean };
 
+type StoredParts = { data?: Record<string, unknown> };
+
 type StoredRow = {
   fingerprint: string;
   response_status: number;
@@ -71,9 +73,59 @@ export class IdempotencyService {
     fingerprint: string,
     work: (ctx: RequestContext) => Promise<ReplayableResponse>,
   ): Promise<IdempotentResponse> {
+    const stored = await this.claim(key, fingerprint);
+    if (stored) {
+      return {
+        status: stored.response_status,
+        headers: stored.response_headers,
+        body: stored.response_body,
+        replayed: true,
+      };
+    }
+    const response = await work(this.ctx);
+    if (response.status >= 400) {
+      markRollbackOnly(this.ctx.em);
+      return { ...response, replayed: false };
+    }
+    await this.save(key, fingerprint, response);
+    return { ...response, replayed: false };
+  }
+
+  /**
+   * One part of a request that commits part by part (a root field of a GraphQL mutation), in that
+   * part's own transaction: the part's stored value when a request under the key committed it before,
+   * otherwise `work`'s, stored with the key in this transaction when there is one. `work` answers
+   * undefined for a failure: that rolls back and is not stored, so a retry runs the part afresh. The
+   * stored body is `{ "data": { <part>: <value>, … } }`, a GraphQL result of the parts that succeeded.
+   */
+  async runPart<T>(
+    key: string,
+    fingerprint: string,
+    part: string,
+    work: () => Promise<T | undefined>,
+  ): Promise<{ value: T | undefined; replayed: boolean }> {
+    const stored = await this.claim(key, fingerprint);
+    const parts = stored ? (JSON.parse(stored.response_body ?? '{}') as StoredParts).data : {};
+    if (parts && Object.hasOwn(parts, part)) return { value: parts[part] as T, replayed: true };
+    const value = await work();
+    if (value === undefined) {
+      markRollbackOnly(this.ctx.em);
+      return { value, replayed: false };
+    }
+    const body: StoredParts = { data: { ...parts, [part]: value } };
+    await this.save(key, fingerprint, { status: 200, headers: {}, body: JSON.stringify(body) });
+    return { value, replayed: false };
+  }
+
+  /**
+   * Takes the key's lock for this transaction and answers what is stored under the key (undefined
+   * when nothing is); refuses the request while another holds the lock (409) and when the key was
+   * used for a different request (422).
+   */
+  private async claim(key: string, fingerprint: string): Promise<StoredRow | undefined> {
     const { em, environmentId, token } = this.ctx;
     if (!em.isInTransaction()) {
-      throw new Error('IdempotencyService.run needs the request transaction (inRequestTransaction)');
+      throw new Error('IdempotencyService needs the request transaction (inRequestTransaction)');
     }
     const [lock] = await em.execute<{ acquired: boolean }[]>(
       'select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as acquired',
@@ -86,25 +138,18 @@ export class IdempotencyService {
       );
     }
     const stored = await this.find(em, key);
-    if (stored) {
-      if (stored.fingerprint !== fingerprint) {
-        throw new DomainError(
-          'IDEMPOTENCY_MISMATCH',
-          'This Idempotency-Key was already used for a different request; use a new key.',
-        );
-      }
-      return {
-        status: stored.response_status,
-        headers: stored.response_headers,
-        body: stored.response_body,
-        replayed: true,
-      };
+    if (stored && stored.fingerprint !== fingerprint) {
+      throw new DomainError(
+        'IDEMPOTENCY_MISMATCH',
+        'This Idempotency-Key was already used for a different request; use a new key.',
+      );
     }
-    const response = await work(this.ctx);
-    if (response.status >= 400) {
-      markRollbackOnly(em);
-      return { ...response, replayed: false };
-    }
+    return stored;
+  }
+
+  /** Stores the response under the key, replacing an expired one not purged yet. */
+  private async save(key: string, fingerprint: string, response: ReplayableResponse): Promise<void> {
+    const { em, environmentId, token } = this.ctx;
     await em.execute(
       `insert into idempotency_key
          (environment_id, token_id, key, fingerprint, response_status, response_headers, response_body, created_at)
@@ -123,7 +168,6 @@ export class IdempotencyService {
         response.body,
       ],
     );
-    return { ...response, replayed: false };
   }
 
   /** The stored response for `key`, unless it is older than the retention period (then it is free again). */

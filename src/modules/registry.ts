@@ -4,6 +4,7 @@ import type { Route } from '../rest/router.ts';
 import { auditModule } from './audit/audit.module.ts';
 import { billingModule } from './billing/billing.module.ts';
 import { customerModule } from './customer/customer.module.ts';
+import { environmentModule } from './environment/environment.module.ts';
 import { invoiceModule } from './invoice/invoice.module.ts';
 import { ledgerModule } from './ledger/ledger.module.ts';
 import type { BillingModule } from './module.ts';
@@ -14,6 +15,7 @@ import { taxModule } from './tax/tax-code.module.ts';
 
 /** Every domain module of the service: a new module is one folder and one line here. */
 export const modules: readonly BillingModule[] = [
+  environmentModule,
   customerModule,
   taxModule,
   productModule,

@@ -3,6 +3,7 @@ import Negotiator from 'negotiator';
 import { validate as isUuid } from 'uuid';
 import type { z } from 'zod';
 import { setAuditContext } from '../audit/audit.context.ts';
+import { grantsScope, missingScope } from '../auth/scopes.ts';
 import type { RequestContext } from '../context.ts';
 import { inRequestTransaction } from '../context.ts';
 import { DomainError } from '../errors.ts';
@@ -94,7 +95,8 @@ export class RestRouter {
   }
 
   /**
-   * Runs a matched route: checks path parameters, reads the body, maps errors to problem details.
+   * Runs a matched route: checks the token's scope (anything but GET writes) and the path parameters,
+   * reads the body, maps errors to problem details.
    * The handler runs in the environment's transaction (inRequestTransaction), and every POST honours an
    * Idempotency-Key header inside it (see IdempotencyService).
    */
@@ -106,6 +108,9 @@ export class RestRouter {
   ): Promise<Response> {
     const instance = new URL(request.url).pathname;
     try {
+      if (route.method !== 'GET' && !grantsScope(ctx.token, 'write')) {
+        throw missingScope(ctx.token, 'write', `${route.method} ${route.path}`);
+      }
       const badParams = route.paramNames.filter((name) => !isUuid(params[name] ?? ''));
       if (badParams.length > 0) {
         throw DomainError.invalidInput(

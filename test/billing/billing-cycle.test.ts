@@ -30,7 +30,8 @@ describe('13 monthly periods, in advance and in arrears, on a controlled clock',
   let arrearsCustomer: string;
 
   beforeAll(async () => {
-    env = await t.createEnvironment();
+    // A test environment: its clock runs into 2028, ahead of now.
+    env = await t.createEnvironment('Test', { kind: 'test' });
     await t.sql(
       `insert into tax_code (id, environment_id, code, rate, created_at)
       values (gen_random_uuid(), $1, 'STD', 25, now())`,
@@ -127,7 +128,7 @@ describe('13 monthly periods, in advance and in arrears, on a controlled clock',
 
   it('bill every period due at once when a run comes late: one invoice per customer and currency', async () => {
     // given the same two subscriptions in a fresh environment
-    const late = await t.createEnvironment('Late');
+    const late = await t.createEnvironment('Late', { kind: 'test' });
     const product = await f.createProduct(late, { handle: 'seats' });
     const advance = await f.createPrice(late, { pricing: { eur: { amount: 1000 } } });
     const arrears = await f.createPrice(late, { method: 'arrears', pricing: { eur: { amount: 1000 } } });

@@ -13,7 +13,7 @@ describe('a billing run for more lines than one invoice may have', () => {
   let overCap: string;
 
   beforeAll(async () => {
-    env = await t.createEnvironment();
+    env = await t.createEnvironment('Line cap', { kind: 'test' });
     const product = await f.createProduct(env, { handle: 'daily' });
     const price = await f.createPrice(env, {
       name: 'Daily',

@@ -38,7 +38,7 @@ describe('admin CLI', () => {
     expect(first.code).toBe(0);
     const production = JSON.parse(first.stdout);
     const staging = JSON.parse(second.stdout);
-    expect(production).toEqual({ id: expect.any(String), name: 'Production' });
+    expect(production).toEqual({ id: expect.any(String), name: 'Production', kind: 'live' });
 
     // when a token is granted both
     const created = await cli(
@@ -54,7 +54,7 @@ describe('admin CLI', () => {
     );
     expect(created.code).toBe(0);
     const token = JSON.parse(created.stdout);
-    expect(token).toEqual({ id: expect.any(String), token: expect.stringMatching(/^bg_/) });
+    expect(token).toEqual({ id: expect.any(String), token: expect.stringMatching(/^bg_/), scope: 'write' });
 
     // then it works in both environments
     expect((await graphqlAs(token.token, production.id)).status).toBe(200);
@@ -82,6 +82,35 @@ describe('admin CLI', () => {
     expectProblem(await graphqlAs(token.token, production.id), 401);
   });
 
+  it('creates test environments and read tokens, and lists their kind and scope', async () => {
+    // given a test environment and a read token for it, made by the CLI
+    const created = await cli('env', 'create', '--name', 'Sandbox', '--test', '--json');
+    expect(created.code).toBe(0);
+    const sandbox = JSON.parse(created.stdout);
+    expect(sandbox).toEqual({ id: expect.any(String), name: 'Sandbox', kind: 'test' });
+    const issued = await cli('token', 'create', '--env', sandbox.id, '--scope', 'read', '--json');
+    expect(issued.code).toBe(0);
+    const token = JSON.parse(issued.stdout);
+    expect(token.scope).toBe('read');
+
+    // then the token can query but not write, on either face
+    expect((await graphqlAs(token.token, sandbox.id)).status).toBe(200);
+    const headers = { authorization: `Bearer ${token.token}`, 'x-environment': sandbox.id };
+    const mutation = await t.graphql(
+      'mutation { customerCreate(input: { name: "No" }) { userErrors { code } } }',
+      {},
+      { headers },
+    );
+    expect(mutation.status).toBe(403);
+    expect(mutation.body.errors[0].message).toContain('write scope');
+
+    // and the lists show the environment's kind and the token's scope
+    const environments = JSON.parse((await cli('env', 'list', '--json')).stdout);
+    expect(environments).toContainEqual(expect.objectContaining({ id: sandbox.id, kind: 'test' }));
+    const tokens = JSON.parse((await cli('token', 'list', '--json')).stdout);
+    expect(tokens).toContainEqual(expect.objectContaining({ id: token.id, scope: 'read' }));
+  }, 60_000);
+
   it('reports an up-to-date database on migrate', async () => {
     const result = await cli('migrate', '--json');
     expect(result.code).toBe(0);
@@ -93,6 +122,7 @@ describe('admin CLI', () => {
     [['env', 'create'], 'needs --name'],
     [['token', 'create', '--json'], 'at least one --env'],
     [['token', 'create', '--env', 'nope'], 'not a UUID'],
+    [['token', 'create', '--env', randomUUID(), '--scope', 'admin'], '--scope must be read or write'],
     [['token', 'revoke'], 'needs the token id'],
     [['token', 'revoke', randomUUID()], 'no token has id'],
     [['env', 'create', '--nme', 'typo'], "Unknown option '--nme'"],

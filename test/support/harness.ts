@@ -4,6 +4,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { type App, type AppOptions, createApp } from '../../src/app.ts';
 import { AccessService } from '../../src/auth/access.service.ts';
+import type { TokenScope } from '../../src/auth/api-token.entity.ts';
+import type { EnvironmentKind } from '../../src/auth/environment.entity.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../src/db/admin.ts';
 import { type Orm, openOrm } from '../../src/db/orm.ts';
 import { entities } from '../../src/modules/registry.ts';
@@ -28,8 +30,11 @@ export type TestApp = {
   /** The database owner's ORM, as the CLI has it: for creating environments and tokens. */
   adminOrm: Orm;
   databaseUrl: string;
-  /** A new environment and a token granted to it. */
-  createEnvironment: (name?: string) => Promise<TestEnvironment>;
+  /** A new environment (live unless asked for as test) and a token granted to it (write unless asked for read). */
+  createEnvironment: (
+    name?: string,
+    options?: { kind?: EnvironmentKind; scope?: TokenScope },
+  ) => Promise<TestEnvironment>;
   rest: (method: string, path: string, options?: RequestOptions) => Promise<TestResponse>;
   graphql: (
     query: string,
@@ -78,10 +83,10 @@ export function setupTestApp(options: Omit<AppOptions, 'orm' | 'logger'> = {}): 
     await dropDatabase(adminUrl, name);
   });
 
-  harness.createEnvironment = async (environmentName = 'Test') => {
+  harness.createEnvironment = async (environmentName = 'Test', { kind, scope } = {}) => {
     const access = new AccessService(harness.adminOrm.em.fork());
-    const environment = await access.createEnvironment(environmentName);
-    const { secret } = await access.createToken([environment.id], `${environmentName} token`);
+    const environment = await access.createEnvironment(environmentName, kind);
+    const { secret } = await access.createToken([environment.id], `${environmentName} token`, scope);
     return {
       id: environment.id,
       token: secret,

@@ -5,6 +5,7 @@ import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.
 import { inEnvironment } from '../../db/tenant-transaction.ts';
 import { DomainError } from '../../errors.ts';
 import { billingRunsTotal } from '../../metrics.ts';
+import { assertBillableMoment } from './billing.clock.ts';
 import { LOCK_TAKEN, withBillingRunLock } from './billing.lock.ts';
 import { CustomerBillingService } from './billing-customer.service.ts';
 import {
@@ -51,8 +52,9 @@ export class BillingRunService {
     return keysetPage(this.ctx.em, BillingRunSchema, { environmentId: this.ctx.environmentId }, page);
   }
 
-  /** Runs a billing run as of `asOf`; refused (CONFLICT) while another run of the environment is under way. */
+  /** Runs a billing run as of `asOf` (assertBillableMoment); CONFLICT while another run is under way. */
   async run(asOf: Date, options: BillingRunOptions): Promise<BillingRun> {
+    await assertBillableMoment(this.ctx, asOf);
     const result = await withBillingRunLock(this.ctx.em, this.ctx.environmentId, () =>
       this.runLocked(asOf, options),
     );

@@ -75,7 +75,9 @@ builder.mutationFields((t) => ({
     type: BillingRunCreatePayload,
     description:
       'Bills everything due at `asOf` (default now) in this environment and answers what was billed. ' +
-      'Refused (CONFLICT) while another run of the environment is under way.',
+      'Refused (CONFLICT) while another run of the environment is under way. A live environment bills ' +
+      'the present only: an `asOf` later than now (beyond 5 minutes of clock skew) is INVALID_INPUT ' +
+      'there; test environments may bill any moment.',
     args: { asOf: t.arg({ type: 'DateTime' }).validate(Instant.nullish()) },
     resolve: (_root, { asOf }, ctx) =>
       withUserErrors('billingRun', () =>
