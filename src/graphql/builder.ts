@@ -1,4 +1,5 @@
 import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
 import RelayPlugin from '@pothos/plugin-relay';
 import ValidationPlugin from '@pothos/plugin-validation';
 import { GraphQLScalarType } from 'graphql';
@@ -11,6 +12,7 @@ import {
 } from 'graphql-scalars';
 import type { RequestContext } from '../context.ts';
 import { DomainError } from '../errors.ts';
+import { EDGES_COST, fieldCost, PAGE_INFO_COST } from '../limits/query-cost.ts';
 import { fieldIssues } from '../validation.ts';
 
 export type BuilderTypes = {
@@ -32,14 +34,18 @@ export type SchemaTypes = PothosSchemaTypes.ExtendDefaultTypes<BuilderTypes>;
 
 /** The schema builder: plugins and scalars only; every type lives in its domain module. */
 export const builder = new SchemaBuilder<BuilderTypes>({
-  plugins: [RelayPlugin, ValidationPlugin],
+  plugins: [RelayPlugin, ValidationPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
     nodeQueryOptions: false,
     nodesQueryOptions: false,
+    edgesFieldOptions: { complexity: EDGES_COST },
+    pageInfoFieldOptions: { complexity: PAGE_INFO_COST },
   },
+  // Fields carry their cost; limits/ prices each operation before it executes, not its resolvers.
+  complexity: { fieldComplexity: fieldCost, disabled: true },
   validation: {
     // Input that breaks a rule surfaces as one INVALID_INPUT error naming each field (see graphql/errors.ts).
     validationError: (result) => DomainError.invalidInput(fieldIssues(result.issues as never)),

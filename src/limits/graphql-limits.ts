@@ -2,16 +2,18 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { BodyError, readBodyBytes } from '../rest/body.ts';
+import { MAX_QUERY_COST, queryCostErrors } from './query-cost.ts';
 
 /**
  * What one GraphQL document may ask for. Depth fits the deepest honest query (a connection's node and
- * its nested objects) with room to spare; the cost limit bounds the fan-out of nested lists.
+ * its nested objects) with room to spare; the cost limit bounds the fan-out of nested lists (see
+ * query-cost.ts).
  */
 export const GRAPHQL_LIMITS = {
   maxDepth: 10,
   maxAliases: 15,
   maxTokens: 2000,
-  maxCost: 5000,
+  maxCost: MAX_QUERY_COST,
   maxDirectives: 50,
 } as const;
 
@@ -41,6 +43,29 @@ function useBodyLimit(): Plugin {
 }
 
 /**
+ * Refuses an operation costing more than the limit before it executes: no transaction is opened and
+ * no resolver runs. Priced at execution, not validation, because the price depends on the variables
+ * and Yoga caches a document's validation regardless of them.
+ */
+function useQueryCost(maxCost: number): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const errors = queryCostErrors(
+        {
+          schema: args.schema,
+          document: args.document,
+          variableValues: args.variableValues ?? {},
+          operationName: args.operationName,
+          context: args.contextValue as object,
+        },
+        maxCost,
+      );
+      if (errors.length > 0) setResultAndStopExecution({ errors });
+    },
+  };
+}
+
+/**
  * Document limits (graphql-armor, which also hides field suggestions from error messages) and CSRF
  * prevention: a browser may not send a GraphQL request without a preflight, so a GET or a form/text
  * POST must carry the `x-graphql-yoga-csrf` header (JSON POSTs are preflighted already).
@@ -49,11 +74,12 @@ export function graphqlLimitPlugins() {
   return [
     useCSRFPrevention(),
     useBodyLimit(),
+    useQueryCost(GRAPHQL_LIMITS.maxCost),
     EnvelopArmorPlugin({
       maxDepth: { n: GRAPHQL_LIMITS.maxDepth },
       maxAliases: { n: GRAPHQL_LIMITS.maxAliases },
       maxTokens: { n: GRAPHQL_LIMITS.maxTokens },
-      costLimit: { maxCost: GRAPHQL_LIMITS.maxCost },
+      costLimit: { enabled: false },
       maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives },
     }),
   ];

@@ -1,5 +1,6 @@
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, type UserError, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
+import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
 import { BillingAddressRef, CustomerRef } from '../customer/customer.graphql.ts';
 import { SETTLEMENT_STATUSES, totalDue } from './invoice.arithmetic.ts';
 import {
@@ -118,10 +119,12 @@ InvoiceRef.implement({
     dueDate: t.expose('dueDate', { type: 'Date', nullable: true }),
     items: t.field({
       type: [InvoiceItemRef],
+      complexity: listCost(LIST_BOUNDS.invoiceItems),
       resolve: (invoice, _args, ctx) => ctx.loaders.itemsByInvoiceId.load(invoice.id),
     }),
     settlements: t.field({
       type: [SettlementRef],
+      complexity: listCost(LIST_BOUNDS.settlements),
       resolve: (invoice, _args, ctx) => ctx.loaders.settlementsByInvoiceId.load(invoice.id),
     }),
     creditedInvoice: t.field({
@@ -382,6 +385,7 @@ builder.queryFields((t) => ({
   invoiceNumbering: t.field({
     type: [InvoiceNumberingRef],
     description: 'The numbering of each invoice type in this environment.',
+    complexity: listCost(INVOICE_TYPES.length),
     resolve: (_root, _args, ctx) => new InvoiceNumberingService(ctx).list(),
   }),
 }));

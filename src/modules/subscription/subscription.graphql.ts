@@ -1,5 +1,6 @@
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
 import { CustomerRef } from '../customer/customer.graphql.ts';
 import { BillingMethodEnum, PriceRef, PurchaseEnum, TermUnitEnum } from '../price/price.graphql.ts';
 import { ProductRef } from '../product/product.graphql.ts';
@@ -118,6 +119,7 @@ export const SubscriptionRef = builder.objectRef<Subscription>('CustomerSubscrip
     items: t.field({
       type: [SubscriptionItemRef],
       description: 'Every item, including removed and finished ones.',
+      complexity: listCost(LIST_BOUNDS.subscriptionItems),
       resolve: (subscription, _args, ctx) => ctx.loaders.itemsBySubscriptionId.load(subscription.id),
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
