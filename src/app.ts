@@ -9,7 +9,8 @@ import { schema } from './graphql/schema.ts';
 import { useStorableInput } from './graphql/storable-input.ts';
 import { useTenantTransaction } from './graphql/tenant-transaction.plugin.ts';
 import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
-import { graphqlLimitPlugins } from './limits/graphql-limits.ts';
+import { EXECUTION_LIMITS } from './limits/deadline.ts';
+import { type ExecutionLimits, graphqlLimitPlugins } from './limits/graphql-limits.ts';
 import { RateLimiter, type RateLimitOptions } from './limits/rate-limit.ts';
 import type { Logger } from './logger.ts';
 import { observeDatabasePool } from './metrics.ts';
@@ -29,6 +30,8 @@ export type AppOptions = {
   metricsToken?: string;
   /** Requests each API token may send per window; unlimited when absent. */
   rateLimit?: RateLimitOptions;
+  /** How long a request may execute and how large a GraphQL response may be (EXECUTION_LIMITS by default). */
+  executionLimits?: ExecutionLimits;
   /** Routes served besides the documented ones (tests exercise the REST machinery through them). */
   extraRoutes?: Route[];
 };
@@ -42,9 +45,10 @@ export function createApp({
   graphiqlHeaders = {},
   metricsToken,
   rateLimit,
+  executionLimits = EXECUTION_LIMITS,
   extraRoutes = [],
 }: AppOptions) {
-  const router = new RestRouter([...routes, ...extraRoutes], logger);
+  const router = new RestRouter([...routes, ...extraRoutes], logger, executionLimits.timeoutMs);
   const contexts = new WeakMap<Request, RequestContext>();
   const rateLimiter = rateLimit && new RateLimiter(rateLimit);
   observeDatabasePool(() => orm.em.getConnection().getNativeClient());
@@ -91,12 +95,12 @@ export function createApp({
           await orm.em.getConnection().execute('select 1');
         },
       }),
-      ...graphqlLimitPlugins(),
+      ...graphqlLimitPlugins(executionLimits),
       useCompiledQueries(),
       useAuditOperation(),
       useStorableInput(),
       useIdempotentMutations(),
-      useTenantTransaction(),
+      useTenantTransaction(executionLimits.timeoutMs),
       {
         async onRequest({ request, url, endResponse }) {
           try {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EXECUTION_LIMITS } from './limits/deadline.ts';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0'])
@@ -19,6 +20,10 @@ const ConfigSchema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** How long one request may execute before it is answered TIMEOUT and rolled back. */
+  EXECUTION_TIMEOUT_MS: z.coerce.number().int().min(1).default(EXECUTION_LIMITS.timeoutMs),
+  /** The largest GraphQL response sent; a larger one is answered RESPONSE_TOO_LARGE. */
+  MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).default(EXECUTION_LIMITS.maxResponseBytes),
   /** Seconds between the server's billing runs (0: none; runs only through billingRunCreate). */
   BILLING_RUN_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(3600),
 });

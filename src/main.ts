@@ -48,7 +48,14 @@ const rateLimit =
     ? { maxRequests: config.RATE_LIMIT_REQUESTS, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS }
     : undefined;
 const server = createServer(
-  createApp({ orm, logger, graphiqlHeaders, rateLimit, metricsToken: config.METRICS_TOKEN }),
+  createApp({
+    orm,
+    logger,
+    graphiqlHeaders,
+    rateLimit,
+    metricsToken: config.METRICS_TOKEN,
+    executionLimits: { timeoutMs: config.EXECUTION_TIMEOUT_MS, maxResponseBytes: config.MAX_RESPONSE_BYTES },
+  }),
 );
 const stopPurge = scheduleIdempotencyPurge(orm, logger);
 const billing =

@@ -1,8 +1,12 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import type { ExecutionResult } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { BodyError, readBodyBytes } from '../rest/body.ts';
+import { EXECUTION_LIMITS } from './deadline.ts';
 import { MAX_QUERY_COST, queryCostErrors } from './query-cost.ts';
+
+export type ExecutionLimits = { timeoutMs: number; maxResponseBytes: number };
 
 /**
  * What one GraphQL document may ask for. Depth fits the deepest honest query (a connection's node and
@@ -66,15 +70,45 @@ function useQueryCost(maxCost: number): Plugin {
 }
 
 /**
- * Document limits (graphql-armor, which also hides field suggestions from error messages) and CSRF
+ * Replaces a serialised result larger than `maxBytes` by a RESPONSE_TOO_LARGE error. It hooks the
+ * result's own serialiser (graphql-jit's compiled one for queries, Yoga's JSON.stringify otherwise),
+ * so the body is serialised once and measured, never sent in part.
+ */
+function useResponseSizeLimit(maxBytes: number): Plugin {
+  return {
+    onExecutionResult({ result, setResult }) {
+      if (!result || Symbol.asyncIterator in result) return;
+      const serialise = result.stringify ?? JSON.stringify;
+      const stringify = (value: ExecutionResult) => {
+        const body = serialise(value);
+        const bytes = Buffer.byteLength(body);
+        if (bytes <= maxBytes) return body;
+        return JSON.stringify({
+          errors: [
+            {
+              message: `The response would be ${bytes} bytes; the limit is ${maxBytes}. Ask for smaller pages or fewer fields.`,
+              extensions: { code: 'RESPONSE_TOO_LARGE', bytes, maxBytes },
+            },
+          ],
+        });
+      };
+      setResult({ ...result, stringify });
+    },
+  };
+}
+
+/**
+ * Document limits (query cost; graphql-armor, which also hides field suggestions from error messages),
+ * the response-size bound and CSRF
  * prevention: a browser may not send a GraphQL request without a preflight, so a GET or a form/text
  * POST must carry the `x-graphql-yoga-csrf` header (JSON POSTs are preflighted already).
  */
-export function graphqlLimitPlugins() {
+export function graphqlLimitPlugins({ maxResponseBytes }: ExecutionLimits = EXECUTION_LIMITS) {
   return [
     useCSRFPrevention(),
     useBodyLimit(),
     useQueryCost(GRAPHQL_LIMITS.maxCost),
+    useResponseSizeLimit(maxResponseBytes),
     EnvelopArmorPlugin({
       maxDepth: { n: GRAPHQL_LIMITS.maxDepth },
       maxAliases: { n: GRAPHQL_LIMITS.maxAliases },

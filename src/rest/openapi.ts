@@ -82,7 +82,7 @@ const PROBLEMS: Record<number, ZodOpenApiResponseObject> = {
   500: problem('InternalServerError', 'An unexpected error; the body reveals nothing internal'),
   503: problem(
     'ServiceUnavailable',
-    'The database cannot be reached; retry after Retry-After seconds',
+    'The database cannot be reached (retry after Retry-After seconds), or the request ran past its execution time limit (TIMEOUT)',
     z.object({ 'retry-after': z.string().meta({ description: 'Seconds to wait before retrying' }) }),
   ),
 };
