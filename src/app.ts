@@ -9,6 +9,7 @@ import { schema } from './graphql/schema.ts';
 import { useStorableInput } from './graphql/storable-input.ts';
 import { useTenantTransaction } from './graphql/tenant-transaction.plugin.ts';
 import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
+import { ClientAddressLimiter, clientAddress } from './limits/client-address-limit.ts';
 import { EXECUTION_LIMITS } from './limits/deadline.ts';
 import { type ExecutionLimits, graphqlLimitPlugins } from './limits/graphql-limits.ts';
 import { RateLimiter, type RateLimitOptions } from './limits/rate-limit.ts';
@@ -30,6 +31,8 @@ export type AppOptions = {
   metricsToken?: string;
   /** Requests each API token may send per window; unlimited when absent. */
   rateLimit?: RateLimitOptions;
+  /** Requests failing authentication each client address may send per window; unlimited when absent. */
+  authFailureLimit?: RateLimitOptions;
   /** How long a request may execute and how large a GraphQL response may be (EXECUTION_LIMITS by default). */
   executionLimits?: ExecutionLimits;
   /** Routes served besides the documented ones (tests exercise the REST machinery through them). */
@@ -45,17 +48,26 @@ export function createApp({
   graphiqlHeaders = {},
   metricsToken,
   rateLimit,
+  authFailureLimit,
   executionLimits = EXECUTION_LIMITS,
   extraRoutes = [],
 }: AppOptions) {
   const router = new RestRouter([...routes, ...extraRoutes], logger, executionLimits.timeoutMs);
   const contexts = new WeakMap<Request, RequestContext>();
   const rateLimiter = rateLimit && new RateLimiter(rateLimit);
+  const addressLimiter = authFailureLimit && new ClientAddressLimiter(authFailureLimit);
   observeDatabasePool(() => orm.em.getConnection().getNativeClient());
 
-  /** Authentication, then the token's rate limit: a context to act in, or the response refusing it. */
-  const admit = async (request: Request, pathname: string): Promise<RequestContext | Response> => {
+  /**
+   * The address's budget of failed authentications, authentication, then the token's rate limit: a
+   * context to act in, or the response refusing it.
+   */
+  const admit = async (request: Request, pathname: string, serverContext: unknown) => {
+    const address = clientAddress(serverContext);
+    const refusal = addressLimiter?.refusal(address, pathname);
+    if (refusal) return refusal;
     const auth = await authenticate(orm, request);
+    if (auth instanceof Response) addressLimiter?.recordFailure(address);
     if (auth instanceof Response || !rateLimiter) return auth;
     return (await rateLimiter.admit(auth.em, auth.token.id, pathname)) ?? auth;
   };
@@ -102,11 +114,11 @@ export function createApp({
       useIdempotentMutations(),
       useTenantTransaction(executionLimits.timeoutMs),
       {
-        async onRequest({ request, url, endResponse }) {
+        async onRequest({ request, url, serverContext, endResponse }) {
           try {
             if (url.pathname === GRAPHQL_PATH) {
               if (shouldRenderGraphiQL(request)) return;
-              const auth = await admit(request, url.pathname);
+              const auth = await admit(request, url.pathname, serverContext);
               if (auth instanceof Response) return endResponse(auth);
               contexts.set(request, auth);
               return;
@@ -115,7 +127,7 @@ export function createApp({
             if (match.kind === 'not-found') return endResponse(notFoundResponse(request));
             if (match.kind === 'method-not-allowed')
               return endResponse(methodNotAllowedResponse(request, match.allow));
-            const auth = await admit(request, url.pathname);
+            const auth = await admit(request, url.pathname, serverContext);
             if (auth instanceof Response) return endResponse(auth);
             endResponse(await router.handle(match.route, match.params, request, auth));
           } catch (error) {

@@ -20,6 +20,9 @@ const ConfigSchema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** Requests failing authentication one client address may send per window (0: unlimited). */
+  AUTH_FAILURE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(100),
+  AUTH_FAILURE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /** How long one request may execute before it is answered TIMEOUT and rolled back. */
   EXECUTION_TIMEOUT_MS: z.coerce.number().int().min(1).default(EXECUTION_LIMITS.timeoutMs),
   /** The largest GraphQL response sent; a larger one is answered RESPONSE_TOO_LARGE. */

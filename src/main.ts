@@ -47,12 +47,20 @@ const rateLimit =
   config.RATE_LIMIT_REQUESTS > 0
     ? { maxRequests: config.RATE_LIMIT_REQUESTS, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS }
     : undefined;
+const authFailureLimit =
+  config.AUTH_FAILURE_LIMIT_REQUESTS > 0
+    ? {
+        maxRequests: config.AUTH_FAILURE_LIMIT_REQUESTS,
+        windowSeconds: config.AUTH_FAILURE_LIMIT_WINDOW_SECONDS,
+      }
+    : undefined;
 const server = createServer(
   createApp({
     orm,
     logger,
     graphiqlHeaders,
     rateLimit,
+    authFailureLimit,
     metricsToken: config.METRICS_TOKEN,
     executionLimits: { timeoutMs: config.EXECUTION_TIMEOUT_MS, maxResponseBytes: config.MAX_RESPONSE_BYTES },
   }),
