@@ -1,7 +1,9 @@
 import { DomainError } from '../errors.ts';
 
+export type ExecutionLimits = { timeoutMs: number; maxResponseBytes: number };
+
 /** The defaults of the per-request limits on execution time and response size. */
-export const EXECUTION_LIMITS = { timeoutMs: 10_000, maxResponseBytes: 10 * 1024 * 1024 } as const;
+export const EXECUTION_LIMITS: ExecutionLimits = { timeoutMs: 10_000, maxResponseBytes: 10 * 1024 * 1024 };
 
 /**
  * Runs `work`, failing with a TIMEOUT DomainError once `timeoutMs` have passed. Called inside the

@@ -3,10 +3,8 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { ExecutionResult } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { BodyError, readBodyBytes } from '../rest/body.ts';
-import { EXECUTION_LIMITS } from './deadline.ts';
+import { EXECUTION_LIMITS, type ExecutionLimits } from './deadline.ts';
 import { MAX_QUERY_COST, queryCostErrors } from './query-cost.ts';
-
-export type ExecutionLimits = { timeoutMs: number; maxResponseBytes: number };
 
 /**
  * What one GraphQL document may ask for. Depth fits the deepest honest query (a connection's node and

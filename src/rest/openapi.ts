@@ -76,7 +76,7 @@ const PROBLEMS: Record<number, ZodOpenApiResponseObject> = {
   ),
   429: problem(
     'TooManyRequests',
-    'The API token has spent its request budget for the current window',
+    'The API token has spent its request budget for the current window, or the client address its budget of failed authentications',
     z.object({ 'retry-after': z.string().meta({ description: 'Seconds until the window resets' }) }),
   ),
   500: problem('InternalServerError', 'An unexpected error; the body reveals nothing internal'),
