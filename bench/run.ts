@@ -13,7 +13,6 @@
  * DB_POOL_MAX and BENCH_SERVER_NODE_OPTIONS (NODE_OPTIONS, e.g. V8 heap flags) for both servers.
  */
 import { deepStrictEqual } from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -24,10 +23,11 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { pino } from 'pino';
 import { createApp } from '../src/app.ts';
-import { freePort, startEmbeddedDatabase } from '../src/db/embedded.ts';
+import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, type Orm, openOrm } from '../src/db/orm.ts';
 import { entities } from '../src/modules/registry.ts';
 import { Baseline, createBaselineServer } from './baseline-server.ts';
+import { type Child, startChild, startFlags, stopChild } from './child.ts';
 import { measure, residentMemory } from './load.ts';
 import { type BenchReport, renderReport, type ScenarioResult, type Side, targets } from './report.ts';
 import { type BenchRequest, PAGE_SIZE, type Scenario, scenarios } from './scenarios.ts';
@@ -120,53 +120,6 @@ async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[]) 
     server.close();
     await baseline.close();
   }
-}
-
-type Child = { process: ChildProcess; url: string; output: () => string };
-
-/** Starts a server process and waits until it answers HTTP. */
-/** The `node` flags `npm start` runs the server with (package.json): the bench measures what ships. */
-async function startFlags(): Promise<string[]> {
-  const manifest = JSON.parse(await readFile(path.join(HERE, '..', 'package.json'), 'utf8'));
-  const words = String(manifest.scripts.start).trim().split(/\s+/);
-  const main = words.indexOf('src/main.ts');
-  if (words[0] !== 'node' || main < 0)
-    throw new Error('the start script must read `node [flags] src/main.ts`');
-  return words.slice(1, main);
-}
-
-async function startChild(args: string[], env: Record<string, string>, probe: string): Promise<Child> {
-  const port = await freePort();
-  const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => (output += chunk));
-  child.stderr?.on('data', (chunk) => (output += chunk));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null)
-      throw new Error(`${args.join(' ')} exited with ${child.exitCode}:\n${output}`);
-    try {
-      await fetch(`${url}${probe}`);
-      return { process: child, url, output: () => output };
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  child.kill('SIGKILL');
-  throw new Error(`${args.join(' ')} did not answer within 60 s:\n${output}`);
-}
-
-async function stopChild(child: Child | undefined): Promise<void> {
-  if (!child || child.process.exitCode !== null) return;
-  const exited = once(child.process, 'exit');
-  child.process.kill('SIGTERM');
-  const timer = setTimeout(() => child.process.kill('SIGKILL'), 20_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 function machine(postgres: string): string {

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { Response } from '@whatwg-node/fetch';
 import { createYoga, useReadinessCheck } from 'graphql-yoga';
 import { authenticate } from './auth/authenticate.ts';
+import { EXECUTION_LIMITS, type ExecutionLimits } from './config.ts';
 import type { RequestContext } from './context.ts';
 import { maskError } from './graphql/errors.ts';
 import { GRAPHIQL_ASSET_PATHS, useGraphiQL } from './graphql/graphiql.ts';
@@ -11,6 +12,7 @@ import { useStorableInput } from './graphql/storable-input.ts';
 import { useTenantTransaction } from './graphql/tenant-transaction.plugin.ts';
 import { errorToProblem, problemResponse } from './http/problem.ts';
 import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
+import { ClientAddressLimiter, clientAddress } from './limits/client-address-limit.ts';
 import { useCorsAllowlist } from './limits/cors.ts';
 import { graphqlLimitPlugins } from './limits/graphql-limits.ts';
 import { RateLimiter, type RateLimitOptions } from './limits/rate-limit.ts';
@@ -33,6 +35,10 @@ export type AppOptions = {
   rateLimit?: RateLimitOptions;
   /** Origins whose browser pages may call the API (CORS); none when absent. */
   corsOrigins?: readonly string[];
+  /** Requests failing authentication each client address may send per window; unlimited when absent. */
+  authFailureLimit?: RateLimitOptions;
+  /** How long a request may execute and how large a GraphQL response may be (EXECUTION_LIMITS by default). */
+  executionLimits?: ExecutionLimits;
   /** Routes served besides the documented ones (tests exercise the REST machinery through them). */
   extraRoutes?: Route[];
 };
@@ -47,16 +53,26 @@ export function createApp({
   metricsToken,
   rateLimit,
   corsOrigins = [],
+  authFailureLimit,
+  executionLimits = EXECUTION_LIMITS,
   extraRoutes = [],
 }: AppOptions) {
-  const router = new RestRouter([...routes, ...extraRoutes], logger);
+  const router = new RestRouter([...routes, ...extraRoutes], logger, executionLimits.timeoutMs);
   const contexts = new WeakMap<Request, RequestContext>();
   const rateLimiter = rateLimit && new RateLimiter(rateLimit);
+  const addressLimiter = authFailureLimit && new ClientAddressLimiter(authFailureLimit);
   observeDatabasePool(() => orm.em.getConnection().getNativeClient());
 
-  /** Authentication, then the token's rate limit: a context to act in, or the response refusing it. */
-  const admit = async (request: Request, pathname: string): Promise<RequestContext | Response> => {
+  /**
+   * The address's budget of failed authentications, authentication, then the token's rate limit: a
+   * context to act in, or the response refusing it.
+   */
+  const admit = async (request: Request, pathname: string, serverContext: unknown) => {
+    const address = clientAddress(serverContext);
+    const refusal = addressLimiter?.refusal(address, pathname);
+    if (refusal) return refusal;
     const auth = await authenticate(orm, request);
+    if (auth instanceof Response) addressLimiter?.recordFailure(address);
     if (auth instanceof Response || !rateLimiter) return auth;
     return (await rateLimiter.admit(auth.em, auth.token.id, pathname)) ?? auth;
   };
@@ -93,17 +109,17 @@ export function createApp({
           await orm.em.getConnection().execute('select 1');
         },
       }),
-      ...graphqlLimitPlugins(),
+      ...graphqlLimitPlugins(executionLimits),
       useCompiledQueries(),
       useAuditOperation(),
       useStorableInput(),
       useIdempotentMutations(),
-      useTenantTransaction(),
+      useTenantTransaction(executionLimits.timeoutMs),
       {
-        async onRequest({ request, url, endResponse }) {
+        async onRequest({ request, url, serverContext, endResponse }) {
           try {
             if (url.pathname === GRAPHQL_PATH) {
-              const auth = await admit(request, url.pathname);
+              const auth = await admit(request, url.pathname, serverContext);
               if (auth instanceof Response) return endResponse(auth);
               contexts.set(request, auth);
               return;
@@ -112,7 +128,7 @@ export function createApp({
             if (match.kind === 'not-found') return endResponse(notFoundResponse(request));
             if (match.kind === 'method-not-allowed')
               return endResponse(methodNotAllowedResponse(request, match.allow));
-            const auth = await admit(request, url.pathname);
+            const auth = await admit(request, url.pathname, serverContext);
             if (auth instanceof Response) return endResponse(auth);
             endResponse(await router.handle(match.route, match.params, request, auth));
           } catch (error) {

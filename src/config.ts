@@ -1,5 +1,10 @@
 import { z } from 'zod';
 
+export type ExecutionLimits = { timeoutMs: number; maxResponseBytes: number };
+
+/** The defaults of the per-request limits on execution time and response size. */
+export const EXECUTION_LIMITS: ExecutionLimits = { timeoutMs: 10_000, maxResponseBytes: 10 * 1024 * 1024 };
+
 const booleanFlag = z
   .enum(['true', 'false', '1', '0'])
   .transform((value) => value === 'true' || value === '1');
@@ -48,6 +53,13 @@ const ConfigSchema = z.object({
         .filter(Boolean),
     )
     .pipe(z.array(origin)),
+  /** Requests failing authentication one client address may send per window (0: unlimited). */
+  AUTH_FAILURE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(100),
+  AUTH_FAILURE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** How long one request may execute before it is answered TIMEOUT and rolled back. */
+  EXECUTION_TIMEOUT_MS: z.coerce.number().int().min(1).default(EXECUTION_LIMITS.timeoutMs),
+  /** The largest GraphQL response sent; a larger one is answered RESPONSE_TOO_LARGE. */
+  MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).default(EXECUTION_LIMITS.maxResponseBytes),
   /** Seconds between the server's billing runs (0: none; runs only through billingRunCreate). */
   BILLING_RUN_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(3600),
 });

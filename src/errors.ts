@@ -10,7 +10,8 @@ export type DomainErrorCode =
   | 'CONFLICT'
   | 'INVALID_REFERENCE'
   | 'IDEMPOTENCY_MISMATCH'
-  | 'IDEMPOTENCY_IN_FLIGHT';
+  | 'IDEMPOTENCY_IN_FLIGHT'
+  | 'TIMEOUT';
 
 /**
  * The one error type services throw for anything a caller can cause. REST turns the code into an

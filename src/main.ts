@@ -45,6 +45,13 @@ const rateLimit =
     : undefined;
 // Filled once the port is ours: GraphiQL reads it per request.
 const graphiqlHeaders: Record<string, string> = {};
+const authFailureLimit =
+  config.AUTH_FAILURE_LIMIT_REQUESTS > 0
+    ? {
+        maxRequests: config.AUTH_FAILURE_LIMIT_REQUESTS,
+        windowSeconds: config.AUTH_FAILURE_LIMIT_WINDOW_SECONDS,
+      }
+    : undefined;
 const server = createServer(
   createApp({
     orm,
@@ -53,6 +60,8 @@ const server = createServer(
     rateLimit,
     metricsToken: config.METRICS_TOKEN,
     corsOrigins: config.CORS_ORIGINS,
+    authFailureLimit,
+    executionLimits: { timeoutMs: config.EXECUTION_TIMEOUT_MS, maxResponseBytes: config.MAX_RESPONSE_BYTES },
   }),
 );
 try {

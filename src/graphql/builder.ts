@@ -1,4 +1,5 @@
 import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
@@ -13,6 +14,7 @@ import {
 import { grantsScope, missingScope } from '../auth/scopes.ts';
 import type { RequestContext } from '../context.ts';
 import { DomainError } from '../errors.ts';
+import { EDGES_COST, fieldCost, PAGE_INFO_COST } from '../limits/query-cost.ts';
 import { fieldIssues } from '../validation.ts';
 import { NullableMutations } from './nullable-mutations.plugin.ts';
 
@@ -36,19 +38,23 @@ export type SchemaTypes = PothosSchemaTypes.ExtendDefaultTypes<BuilderTypes>;
 
 /** The schema builder: plugins and scalars only; every type lives in its domain module. */
 export const builder = new SchemaBuilder<BuilderTypes>({
-  plugins: [ScopeAuthPlugin, RelayPlugin, ValidationPlugin, NullableMutations],
+  plugins: [ScopeAuthPlugin, RelayPlugin, ValidationPlugin, ComplexityPlugin, NullableMutations],
   defaultFieldNullability: false,
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
     nodeQueryOptions: false,
     nodesQueryOptions: false,
+    edgesFieldOptions: { complexity: EDGES_COST },
+    pageInfoFieldOptions: { complexity: PAGE_INFO_COST },
   },
   scopeAuth: {
     authScopes: (ctx) => ({ write: grantsScope(ctx.token, 'write') }),
     unauthorizedError: (_parent, ctx, info) =>
       missingScope(ctx.token, 'write', `${info.parentType.name}.${info.fieldName}`),
   },
+  // Fields carry their cost; limits/ prices each operation before it executes, not its resolvers.
+  complexity: { fieldComplexity: fieldCost, disabled: true },
   validation: {
     // Input that breaks a rule surfaces as one INVALID_INPUT error naming each field (see graphql/errors.ts).
     validationError: (result) => DomainError.invalidInput(fieldIssues(result.issues as never)),

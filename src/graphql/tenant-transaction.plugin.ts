@@ -3,21 +3,34 @@ import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
 import { inRequestTransaction } from '../context.ts';
 import { markRollbackOnly } from '../db/tenant-transaction.ts';
+import { withinDeadline } from '../limits/deadline.ts';
 import { type RootField, splitMutation } from './mutation-fields.ts';
 
 type Context = RequestContext & YogaInitialContext;
 
 type Execute = (args: ExecutionArgs) => Promise<ExecutionResult>;
 
-/** Runs `execute` in the environment's transaction, with a context whose EntityManager is that transaction's. */
-const inTransaction = (execute: Execute, args: ExecutionArgs) =>
-  inRequestTransaction(args.contextValue as Context, async (tx) => {
-    // No @defer or @stream: an execution yields one result, never a stream outliving the transaction.
-    const result = await execute({ ...args, contextValue: { ...(args.contextValue as Context), ...tx } });
-    // A field that failed keeps nothing it wrote (services also write in savepoints).
-    if (result.errors?.length) markRollbackOnly(tx.em);
-    return result;
-  });
+/** The request's execution limit: its length, and when it ends. */
+type Deadline = { timeoutMs: number; endsAt: number };
+
+/**
+ * Runs `execute` in the environment's transaction, with a context whose EntityManager is that
+ * transaction's; past the request's deadline it is answered TIMEOUT and the transaction rolled back.
+ */
+const inTransaction = (execute: Execute, args: ExecutionArgs, deadline: Deadline) =>
+  inRequestTransaction(args.contextValue as Context, (tx) =>
+    withinDeadline(
+      deadline.timeoutMs,
+      async () => {
+        // No @defer or @stream: an execution yields one result, never a stream outliving the transaction.
+        const result = await execute({ ...args, contextValue: { ...(args.contextValue as Context), ...tx } });
+        // A field that failed keeps nothing it wrote (services also write in savepoints).
+        if (result.errors?.length) markRollbackOnly(tx.em);
+        return result;
+      },
+      deadline.endsAt - Date.now(),
+    ),
+  );
 
 /**
  * Each root field of a mutation in a transaction of its own, one after the other in document order,
@@ -27,13 +40,17 @@ const inTransaction = (execute: Execute, args: ExecutionArgs) =>
  * piecemeal, reports failed what was stored). An execution without `data` (a refused
  * Idempotency-Key) refuses the whole request: it is answered alone, and no later field runs.
  */
-async function executeFieldByField(execute: Execute, fields: RootField[]): Promise<ExecutionResult> {
+async function executeFieldByField(
+  execute: Execute,
+  fields: RootField[],
+  deadline: Deadline,
+): Promise<ExecutionResult> {
   const data: Record<string, unknown> = {};
   const errors: GraphQLError[] = [];
   for (const field of fields) {
     let result: ExecutionResult;
     try {
-      result = await inTransaction(execute, field.args);
+      result = await inTransaction(execute, field.args, deadline);
     } catch (error) {
       result = {
         data: { [field.responseKey]: null },
@@ -54,13 +71,17 @@ async function executeFieldByField(execute: Execute, fields: RootField[]): Promi
  * after the plugins that wrap execution themselves (Idempotency-Key), so it wraps them in turn: they
  * run once per root field, inside its transaction.
  */
-export function useTenantTransaction(): Plugin<Context> {
+export function useTenantTransaction(timeoutMs: number): Plugin<Context> {
   return {
     onExecute({ executeFn, setExecuteFn }) {
       const execute = executeFn as Execute;
       setExecuteFn((executeArgs) => {
+        // One limit for the whole request: the fields of a mutation share it.
+        const deadline = { timeoutMs, endsAt: Date.now() + timeoutMs };
         const fields = splitMutation(executeArgs);
-        return fields ? executeFieldByField(execute, fields) : inTransaction(execute, executeArgs);
+        return fields
+          ? executeFieldByField(execute, fields, deadline)
+          : inTransaction(execute, executeArgs, deadline);
       });
     },
   };

@@ -23,6 +23,7 @@ const STATUS_BY_CODE: Record<DomainErrorCode, { status: number; title: string }>
   INVALID_REFERENCE: { status: 422, title: 'Unprocessable request' },
   IDEMPOTENCY_MISMATCH: { status: 422, title: 'Idempotency key reused' },
   IDEMPOTENCY_IN_FLIGHT: { status: 409, title: 'Request in flight' },
+  TIMEOUT: { status: 503, title: 'Service unavailable' },
 };
 
 /**

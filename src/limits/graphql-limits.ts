@@ -1,17 +1,21 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import type { ExecutionResult } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { EXECUTION_LIMITS, type ExecutionLimits } from '../config.ts';
 import { assertUtf8, BodyError, readBodyBytes } from '../http/body.ts';
+import { MAX_QUERY_COST, queryCostErrors } from './query-cost.ts';
 
 /**
  * What one GraphQL document may ask for. Depth fits the deepest honest query (a connection's node and
- * its nested objects) with room to spare; the cost limit bounds the fan-out of nested lists.
+ * its nested objects) with room to spare; the cost limit bounds the fan-out of nested lists (see
+ * query-cost.ts).
  */
 export const GRAPHQL_LIMITS = {
   maxDepth: 10,
   maxAliases: 15,
   maxTokens: 2000,
-  maxCost: 5000,
+  maxCost: MAX_QUERY_COST,
   maxDirectives: 50,
 } as const;
 
@@ -42,19 +46,73 @@ function useBodyLimit(): Plugin {
 }
 
 /**
- * Document limits (graphql-armor, which also hides field suggestions from error messages) and CSRF
+ * Refuses an operation costing more than the limit before it executes: no transaction is opened and
+ * no resolver runs. Priced at execution, not validation, because the price depends on the variables
+ * and Yoga caches a document's validation regardless of them.
+ */
+function useQueryCost(maxCost: number): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const errors = queryCostErrors(
+        {
+          schema: args.schema,
+          document: args.document,
+          variableValues: args.variableValues ?? {},
+          operationName: args.operationName,
+          context: args.contextValue as object,
+        },
+        maxCost,
+      );
+      if (errors.length > 0) setResultAndStopExecution({ errors });
+    },
+  };
+}
+
+/**
+ * Replaces a serialised result larger than `maxBytes` by a RESPONSE_TOO_LARGE error. It hooks the
+ * result's own serialiser (graphql-jit's compiled one for queries, Yoga's JSON.stringify otherwise),
+ * so the body is serialised once and measured, never sent in part.
+ */
+function useResponseSizeLimit(maxBytes: number): Plugin {
+  return {
+    onExecutionResult({ result, setResult }) {
+      if (!result || Symbol.asyncIterator in result) return;
+      const serialise = result.stringify ?? JSON.stringify;
+      const stringify = (value: ExecutionResult) => {
+        const body = serialise(value);
+        const bytes = Buffer.byteLength(body);
+        if (bytes <= maxBytes) return body;
+        return JSON.stringify({
+          errors: [
+            {
+              message: `The response would be ${bytes} bytes; the limit is ${maxBytes}. Ask for smaller pages or fewer fields.`,
+              extensions: { code: 'RESPONSE_TOO_LARGE', bytes, maxBytes },
+            },
+          ],
+        });
+      };
+      setResult({ ...result, stringify });
+    },
+  };
+}
+
+/**
+ * Document limits (query cost; graphql-armor, which also hides field suggestions from error messages),
+ * the response-size bound and CSRF
  * prevention: a browser may not send a GraphQL request without a preflight, so a GET or a form/text
  * POST must carry the `x-graphql-yoga-csrf` header (JSON POSTs are preflighted already).
  */
-export function graphqlLimitPlugins() {
+export function graphqlLimitPlugins({ maxResponseBytes }: ExecutionLimits = EXECUTION_LIMITS) {
   return [
     useCSRFPrevention(),
     useBodyLimit(),
+    useQueryCost(GRAPHQL_LIMITS.maxCost),
+    useResponseSizeLimit(maxResponseBytes),
     EnvelopArmorPlugin({
       maxDepth: { n: GRAPHQL_LIMITS.maxDepth },
       maxAliases: { n: GRAPHQL_LIMITS.maxAliases },
       maxTokens: { n: GRAPHQL_LIMITS.maxTokens },
-      costLimit: { maxCost: GRAPHQL_LIMITS.maxCost },
+      costLimit: { enabled: false },
       maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives },
     }),
   ];

@@ -82,13 +82,13 @@ const PROBLEMS: Record<number, ZodOpenApiResponseObject> = {
   ),
   429: problem(
     'TooManyRequests',
-    'The API token has spent its request budget for the current window',
+    'The API token has spent its request budget for the current window, or the client address its budget of failed authentications',
     z.object({ 'retry-after': z.string().meta({ description: 'Seconds until the window resets' }) }),
   ),
   500: problem('InternalServerError', 'An unexpected error; the body reveals nothing internal'),
   503: problem(
     'ServiceUnavailable',
-    'The database cannot be reached; retry after Retry-After seconds',
+    'The database cannot be reached (retry after Retry-After seconds), or the request ran past its execution time limit (TIMEOUT)',
     z.object({ 'retry-after': z.string().meta({ description: 'Seconds to wait before retrying' }) }),
   ),
 };

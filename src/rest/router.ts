@@ -4,6 +4,7 @@ import { validate as isUuid } from 'uuid';
 import type { z } from 'zod';
 import { setAuditContext } from '../audit/audit.context.ts';
 import { grantsScope, missingScope } from '../auth/scopes.ts';
+import { EXECUTION_LIMITS } from '../config.ts';
 import type { RequestContext } from '../context.ts';
 import { inRequestTransaction } from '../context.ts';
 import { DomainError } from '../errors.ts';
@@ -16,6 +17,7 @@ import {
   type ReplayableResponse,
   requestFingerprint,
 } from '../idempotency/idempotency.service.ts';
+import { withinDeadline } from '../limits/deadline.ts';
 import type { Logger } from '../logger.ts';
 import { assertStorableInput } from '../validation.ts';
 
@@ -72,9 +74,12 @@ const METHODS_WITH_BODY = new Set<string>(['POST', 'PUT', 'PATCH']);
 export class RestRouter {
   private readonly routes: CompiledRoute[];
   private readonly logger: Logger;
+  private readonly timeoutMs: number;
 
-  constructor(routes: Route[], logger: Logger) {
+  /** `timeoutMs`: how long a handler may run before its transaction is rolled back (TIMEOUT, 503). */
+  constructor(routes: Route[], logger: Logger, timeoutMs: number = EXECUTION_LIMITS.timeoutMs) {
     this.logger = logger;
+    this.timeoutMs = timeoutMs;
     this.routes = routes.map((route) => {
       const paramNames = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
       const source = route.path.replace(/\{\w+\}/g, '([^/]+)');
@@ -148,10 +153,12 @@ export class RestRouter {
           throw new Error(`${route.path}: a POST answers JSON, replays store text`);
         return { ...response, body: response.body };
       };
-      const response = await inRequestTransaction(ctx, async (tx) =>
-        key
-          ? new IdempotencyService(tx).run(key, requestFingerprint(`POST ${instance}`, body), replayable)
-          : { ...(await respond(tx)), replayed: false },
+      const response = await inRequestTransaction(ctx, (tx) =>
+        withinDeadline(this.timeoutMs, async () =>
+          key
+            ? new IdempotencyService(tx).run(key, requestFingerprint(`POST ${instance}`, body), replayable)
+            : { ...(await respond(tx)), replayed: false },
+        ),
       );
       return new Response(response.body, {
         status: response.status,

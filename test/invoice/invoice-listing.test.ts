@@ -1,11 +1,9 @@
-import { DefaultLogger, type LogContext } from '@mikro-orm/core';
-import { MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
-import { ormOptions } from '../../src/db/orm.ts';
-import { entities } from '../../src/modules/registry.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
+import { openLoggedOrm, type StatementLog } from '../support/statements.ts';
 import { invoiceFixtures } from './fixtures.ts';
 
 const t = setupTestApp();
@@ -144,23 +142,9 @@ describe('listing invoices', () => {
   });
 });
 
-/**
- * Counts the SQL statements an ORM sends, those of authentication and of opening and closing the
- * request's transaction aside.
- */
-class StatementCounter extends DefaultLogger {
-  statements: string[] = [];
-
-  override logQuery(context: LogContext): void {
-    const query = context.query ?? '';
-    const overhead = /^(begin|commit|rollback|set local role|select set_config)\b/i.test(query);
-    if (!query.includes('api_token') && !overhead) this.statements.push(query);
-  }
-}
-
 describe('loading a page of invoices', () => {
   let orm: MikroORM;
-  let counter: StatementCounter;
+  let counter: StatementLog;
   let env: TestEnvironment;
 
   beforeAll(async () => {
@@ -186,14 +170,7 @@ describe('loading a page of invoices', () => {
         if (index % 3 === 0) await f.gql(env, SETTLE, { id: invoice.id, amount: 10 });
       }),
     );
-    orm = await MikroORM.init({
-      ...ormOptions(t.databaseUrl, { entities, poolMax: 2 }),
-      debug: ['query'],
-      loggerFactory: (options) => {
-        counter = new StatementCounter(options);
-        return counter;
-      },
-    });
+    ({ orm, log: counter } = await openLoggedOrm(t.databaseUrl));
   });
 
   afterAll(async () => {
@@ -216,7 +193,7 @@ describe('loading a page of invoices', () => {
     const body = await response.json();
     expect(body.errors).toBeUndefined();
     expect(body.data.invoices.edges).toHaveLength(first);
-    return counter.statements;
+    return counter.work();
   }
 
   it('takes the same number of SQL statements for 1 invoice as for 100', async () => {

@@ -55,13 +55,11 @@ describe('GraphQL request limits', () => {
 
   it('refuses a document whose cost explodes through nested fragments', async () => {
     const fragments = [
-      'fragment F0 on Query { customers { edges { node { id name billingAddress { city } } } } }',
+      'fragment Page on Query { invoices(first: 100) { edges { node { items { id amount } } } } }',
+      `fragment Pages on Query { ${'...Page '.repeat(16)}}`,
     ];
-    for (let i = 1; i <= 5; i++) {
-      fragments.push(`fragment F${i} on Query { ${`...F${i - 1} `.repeat(4)}}`);
-    }
-    expect(await rejection(`{ ...F5 } ${fragments.join(' ')}`)).toContain(
-      `Cost limit of ${GRAPHQL_LIMITS.maxCost}`,
+    expect(await rejection(`{ ...Pages } ${fragments.join(' ')}`)).toContain(
+      `the limit is ${GRAPHQL_LIMITS.maxCost}`,
     );
   });
 

@@ -4,8 +4,10 @@ import {
   type GraphQLInputType,
   type GraphQLOutputType,
   getNamedType,
+  getNullableType,
   isInputObjectType,
   isLeafType,
+  isListType,
   isNonNullType,
   isObjectType,
 } from 'graphql';
@@ -46,15 +48,26 @@ function carriesId(type: GraphQLInputType, seen = new Set<string>()): boolean {
   return Object.values(named.getFields()).some((field) => carriesId(field.type, seen));
 }
 
-/** Every field of the result, nested objects and connections included, down to `depth` levels. */
-function selectionOf(type: GraphQLOutputType, depth: number): string {
+/** Whether a field holds many: a list, or a connection (which takes `first`). */
+const holdsMany = (field: GraphQLField<unknown, unknown>) =>
+  field.name !== 'edges' &&
+  (isListType(getNullableType(field.type)) || field.args.some((arg) => arg.name === 'first'));
+
+/**
+ * Every field of the result, nested objects and connections included, down to `depth` levels. Below
+ * the root field, one list at most (a page's rows and their lines): the query cost limit refuses more,
+ * and each list type is still selected by some root field.
+ */
+function selectionOf(type: GraphQLOutputType, depth: number, lists = 0): string {
   const named = getNamedType(type);
   if (isLeafType(named)) return '';
   if (!isObjectType(named) || depth === 0) return ' { __typename }';
-  const fields = Object.values(named.getFields()).filter((field) =>
-    field.args.every((arg) => !isNonNullType(arg.type)),
+  const fields = Object.values(named.getFields()).filter(
+    (field) => field.args.every((arg) => !isNonNullType(arg.type)) && !(holdsMany(field) && lists >= 1),
   );
-  return ` { ${fields.map((field) => field.name + selectionOf(field.type, depth - 1)).join(' ')} }`;
+  return ` { ${fields
+    .map((field) => field.name + selectionOf(field.type, depth - 1, lists + (holdsMany(field) ? 1 : 0)))
+    .join(' ')} }`;
 }
 
 function documentFor(

@@ -1,6 +1,7 @@
 import { Instant } from '../../dates/calendar.ts';
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
 import type { Invoice } from '../invoice/invoice.entity.ts';
 import { InvoiceRef } from '../invoice/invoice.graphql.ts';
 import { invoiceLoaders } from '../invoice/invoice.reads.ts';
@@ -45,12 +46,17 @@ const BillingRunRef = builder.objectRef<BillingRun>('BillingRun').implement({
     invoices: t.field({
       type: [InvoiceRef],
       description: 'The invoices created that still exist (a draft may have been deleted since).',
+      complexity: listCost(LIST_BOUNDS.billingRunInvoices),
       resolve: async (run, _args, ctx) =>
         (await ctx.loaders.of(invoiceLoaders).byId.loadMany(run.invoiceIds)).filter(
           (invoice): invoice is Invoice => invoice != null && !(invoice instanceof Error),
         ),
     }),
-    errors: t.field({ type: [BillingRunErrorRef], resolve: (run) => run.errors }),
+    errors: t.field({
+      type: [BillingRunErrorRef],
+      complexity: listCost(LIST_BOUNDS.billingRunErrors),
+      resolve: (run) => run.errors,
+    }),
   }),
 });
 

@@ -1,5 +1,7 @@
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import { listCost } from '../../limits/query-cost.ts';
+import { INVOICE_TYPES } from './invoice.entity.ts';
 import { InvoiceTypeEnum } from './invoice.graphql.ts';
 import { InvoiceNumberingInput } from './invoice.input.ts';
 import { InvoiceNumberingService, type NumberingState } from './invoice-numbering.service.ts';
@@ -38,6 +40,7 @@ builder.queryFields((t) => ({
   invoiceNumbering: t.field({
     type: [InvoiceNumberingRef],
     description: 'The numbering of each invoice type in this environment.',
+    complexity: listCost(INVOICE_TYPES.length),
     resolve: (_root, _args, ctx) => new InvoiceNumberingService(ctx).list(),
   }),
 }));

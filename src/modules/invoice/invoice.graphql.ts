@@ -1,4 +1,5 @@
 import { builder } from '../../graphql/builder.ts';
+import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
 import { BillingAddressRef, CustomerRef } from '../customer/customer.graphql.ts';
 import { SETTLEMENT_STATUSES, totalDue } from './invoice.arithmetic.ts';
 import {
@@ -107,10 +108,12 @@ InvoiceRef.implement({
     dueDate: t.expose('dueDate', { type: 'Date', nullable: true }),
     items: t.field({
       type: [InvoiceItemRef],
+      complexity: listCost(LIST_BOUNDS.invoiceItems),
       resolve: (invoice, _args, ctx) => ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.load(invoice.id),
     }),
     settlements: t.field({
       type: [SettlementRef],
+      complexity: listCost(LIST_BOUNDS.settlements),
       resolve: (invoice, _args, ctx) =>
         ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.load(invoice.id),
     }),

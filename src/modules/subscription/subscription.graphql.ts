@@ -2,6 +2,7 @@ import { Instant } from '../../dates/calendar.ts';
 import type { Period } from '../../dates/periods.ts';
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
 import { CustomerRef } from '../customer/customer.graphql.ts';
 import { customerLoaders } from '../customer/customer.reads.ts';
 import { BillingMethodEnum, PriceRef, PurchaseEnum, TermUnitEnum } from '../price/price.graphql.ts';
@@ -124,6 +125,7 @@ export const SubscriptionRef = builder.objectRef<Subscription>('CustomerSubscrip
     items: t.field({
       type: [SubscriptionItemRef],
       description: 'Every item, including removed and finished ones.',
+      complexity: listCost(LIST_BOUNDS.subscriptionItems),
       resolve: (subscription, _args, ctx) =>
         ctx.loaders.of(subscriptionLoaders).itemsBySubscriptionId.load(subscription.id),
     }),

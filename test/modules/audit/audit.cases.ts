@@ -6,7 +6,7 @@ export const cases: ModuleCases = {
     graphql: {
       'Query.auditEvents': [
         { args: page },
-        { target: 'customer', args: (id) => ({ objectId: id, first: 100 }) },
+        { target: 'customer', args: (id) => ({ objectId: id, first: 20 }) },
       ],
     },
   },

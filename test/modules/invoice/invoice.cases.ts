@@ -51,7 +51,7 @@ export const cases: ModuleCases = {
       'Query.invoiceNumbering': [{ args: () => ({}) }],
       'Query.invoices': [
         { args: page },
-        { target: 'customer', args: (id) => ({ filter: { customerId: id }, first: 100 }) },
+        { target: 'customer', args: (id) => ({ filter: { customerId: id }, first: 20 }) },
       ],
       'Mutation.creditNoteCreate': [{ target: 'bookedInvoice', args: (id) => ({ invoiceId: id }) }],
       'Mutation.invoiceBook': [byId('draftInvoice')],

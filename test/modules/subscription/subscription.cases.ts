@@ -19,7 +19,7 @@ export const cases: ModuleCases = {
       'Query.subscription': [byId('subscription')],
       'Query.subscriptions': [
         { args: page },
-        { target: 'customer', args: (id) => ({ filter: { customerId: id }, first: 100 }) },
+        { target: 'customer', args: (id) => ({ filter: { customerId: id }, first: 20 }) },
       ],
       'Mutation.subscriptionCancel': [byId('subscription')],
       'Mutation.subscriptionCreate': [

@@ -1,0 +1,55 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../src/db/embedded.ts';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+
+export type Child = { process: ChildProcess; url: string; output: () => string };
+
+/** The `node` flags `npm start` runs the server with (package.json): the bench measures what ships. */
+export async function startFlags(): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(path.join(HERE, '..', 'package.json'), 'utf8'));
+  const words = String(manifest.scripts.start).trim().split(/\s+/);
+  const main = words.indexOf('src/main.ts');
+  if (words[0] !== 'node' || main < 0)
+    throw new Error('the start script must read `node [flags] src/main.ts`');
+  return words.slice(1, main);
+}
+
+/** Starts a server process and waits until it answers HTTP. */
+export async function startChild(args: string[], env: Record<string, string>, probe: string): Promise<Child> {
+  const port = await freePort();
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null)
+      throw new Error(`${args.join(' ')} exited with ${child.exitCode}:\n${output}`);
+    try {
+      await fetch(`${url}${probe}`);
+      return { process: child, url, output: () => output };
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${args.join(' ')} did not answer within 60 s:\n${output}`);
+}
+
+export async function stopChild(child: Child | undefined): Promise<void> {
+  if (!child || child.process.exitCode !== null) return;
+  const exited = once(child.process, 'exit');
+  child.process.kill('SIGTERM');
+  const timer = setTimeout(() => child.process.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
+}
