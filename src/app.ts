@@ -109,10 +109,11 @@ export function createApp({
           await orm.em.getConnection().execute('select 1');
         },
       }),
+      // Input that could not be stored is refused before the query cost check coerces the variables.
+      useStorableInput(),
       ...graphqlLimitPlugins(executionLimits),
       useCompiledQueries(),
       useAuditOperation(),
-      useStorableInput(),
       useIdempotentMutations(),
       useTenantTransaction(executionLimits.timeoutMs),
       {

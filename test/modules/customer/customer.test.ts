@@ -76,7 +76,8 @@ describe('customers', () => {
         { env },
       );
 
-      expect(response.body.data).toEqual({ customerCreate: null });
+      // Refused before it runs (the query cost check coerces the arguments first): no customer in the answer.
+      expect(response.body.data?.customerCreate ?? null).toBeNull();
       const [error] = response.body.errors;
       expect(error.extensions.code).toBe('INVALID_INPUT');
       expect(error.extensions.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual([
