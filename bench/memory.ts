@@ -2,11 +2,13 @@
  * The server's resident memory under the hardening issue's adversarial load: GraphQL documents with as many
  * aliases as the limits allow, PDFs of a 1000-line invoice, and hundreds of connections at once, all together.
  * The server runs as `npm start` runs it (the flags of package.json's start script) on a fresh embedded
- * database, with the rate limit off (an adversary with many tokens is not held by it).
+ * database, with the rate limit and the query cost budget off (an adversary with many tokens is not
+ * held by them).
  *
  *   node bench/memory.ts            MEMORY_SECONDS (default 30) of load; prints peak RSS and heap
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -37,7 +39,9 @@ async function startServer(dataDir: string, flags: string[]) {
       PORT: String(port),
       HOST: '127.0.0.1',
       RATE_LIMIT_REQUESTS: '0',
+      QUERY_COST_PER_SECOND: '0',
       BILLING_RUN_INTERVAL_SECONDS: '0',
+      METRICS_TOKEN,
       NODE_ENV: 'production',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -115,8 +119,13 @@ function load(url: string, connections: number, request: autocannon.Request) {
   );
 }
 
+/** /metrics is served only to this run's own token. */
+const METRICS_TOKEN = randomBytes(24).toString('base64url');
+
 async function heapUsed(url: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
+  const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  if (!response.ok) throw new Error(`/metrics answered ${response.status}`);
+  const text = await response.text();
   return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1] ?? 0) / 2 ** 20;
 }
 

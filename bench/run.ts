@@ -196,6 +196,7 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
       RATE_LIMIT_REQUESTS: '0',
+      QUERY_COST_PER_SECOND: '0',
       ...(settings.poolMax ? { DB_POOL_MAX: settings.poolMax } : {}),
       ...(settings.nodeOptions ? { NODE_OPTIONS: settings.nodeOptions } : {}),
     };

@@ -14,6 +14,7 @@ import { errorToProblem, problemResponse } from './http/problem.ts';
 import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
 import { ClientAddressLimiter, clientAddress } from './limits/client-address-limit.ts';
 import { useCorsAllowlist } from './limits/cors.ts';
+import { type CostBudgetOptions, costBudgetSpentResponse, QueryCostBudget } from './limits/cost-budget.ts';
 import { graphqlLimitPlugins } from './limits/graphql-limits.ts';
 import { RateLimiter, type RateLimitOptions } from './limits/rate-limit.ts';
 import type { Logger } from './logger.ts';
@@ -33,6 +34,8 @@ export type AppOptions = {
   metricsToken?: string;
   /** Requests each API token may send per window; unlimited when absent. */
   rateLimit?: RateLimitOptions;
+  /** Query cost each API token earns per second and may save up; no budget when absent. */
+  costBudget?: CostBudgetOptions;
   /** Origins whose browser pages may call the API (CORS); none when absent. */
   corsOrigins?: readonly string[];
   /** Requests failing authentication each client address may send per window; unlimited when absent. */
@@ -52,6 +55,7 @@ export function createApp({
   graphiqlHeaders = {},
   metricsToken,
   rateLimit,
+  costBudget: costBudgetOptions,
   corsOrigins = [],
   authFailureLimit,
   executionLimits = EXECUTION_LIMITS,
@@ -60,6 +64,7 @@ export function createApp({
   const router = new RestRouter([...routes, ...extraRoutes], logger, executionLimits.timeoutMs);
   const contexts = new WeakMap<Request, RequestContext>();
   const rateLimiter = rateLimit && new RateLimiter(rateLimit);
+  const costBudget = costBudgetOptions && new QueryCostBudget(costBudgetOptions);
   const addressLimiter = authFailureLimit && new ClientAddressLimiter(authFailureLimit);
   observeDatabasePool(() => orm.em.getConnection().getNativeClient());
 
@@ -111,7 +116,7 @@ export function createApp({
       }),
       // Input that could not be stored is refused before the query cost check coerces the variables.
       useStorableInput(),
-      ...graphqlLimitPlugins(executionLimits),
+      ...graphqlLimitPlugins(executionLimits, costBudget),
       useCompiledQueries(),
       useAuditOperation(),
       useIdempotentMutations(),
@@ -120,6 +125,9 @@ export function createApp({
         async onRequest({ request, url, serverContext, endResponse }) {
           try {
             if (url.pathname === GRAPHQL_PATH) {
+              const throttled = costBudget?.retryAfter(request);
+              if (throttled !== undefined)
+                return endResponse(costBudgetSpentResponse(throttled, url.pathname));
               const auth = await admit(request, url.pathname, serverContext);
               if (auth instanceof Response) return endResponse(auth);
               contexts.set(request, auth);

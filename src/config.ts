@@ -2,6 +2,14 @@ import { z } from 'zod';
 
 export type ExecutionLimits = { timeoutMs: number; maxResponseBytes: number };
 
+/**
+ * What a query may cost: one unit per field of each object it can return, a list's sub-selection
+ * counted once per element it can hold (src/limits/query-cost.ts prices it). It admits a full page of
+ * 100 invoices, each with its 1,000 lines (every line field) and its settlements; fifteen such pages
+ * under aliases cost far more.
+ */
+export const MAX_QUERY_COST = 2_500_000;
+
 /** The defaults of the per-request limits on execution time and response size. */
 export const EXECUTION_LIMITS: ExecutionLimits = { timeoutMs: 10_000, maxResponseBytes: 10 * 1024 * 1024 };
 
@@ -60,6 +68,18 @@ const ConfigSchema = z.object({
   EXECUTION_TIMEOUT_MS: z.coerce.number().int().min(1).default(EXECUTION_LIMITS.timeoutMs),
   /** The largest GraphQL response sent; a larger one is answered RESPONSE_TOO_LARGE. */
   MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).default(EXECUTION_LIMITS.maxResponseBytes),
+  /**
+   * Query cost units one API token earns per second (0: no budget). Operations costing more than
+   * FREE_QUERY_COST spend them; a token that has spent its burst waits (429) until it has earned the
+   * operation's cost again. The default admits one of the largest queries every two and a half seconds.
+   */
+  QUERY_COST_PER_SECOND: z.coerce.number().int().min(0).default(1_000_000),
+  /** The most a token may have saved up, at least the largest query's cost (MAX_QUERY_COST). */
+  QUERY_COST_BURST: z.coerce
+    .number()
+    .int()
+    .min(MAX_QUERY_COST, `must be at least ${MAX_QUERY_COST}, the cost of the largest query admitted`)
+    .default(2 * MAX_QUERY_COST),
   /** Seconds between the server's billing runs (0: none; runs only through billingRunCreate). */
   BILLING_RUN_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(3600),
 });

@@ -43,6 +43,10 @@ const rateLimit =
   config.RATE_LIMIT_REQUESTS > 0
     ? { maxRequests: config.RATE_LIMIT_REQUESTS, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS }
     : undefined;
+const costBudget =
+  config.QUERY_COST_PER_SECOND > 0
+    ? { costPerSecond: config.QUERY_COST_PER_SECOND, burst: config.QUERY_COST_BURST }
+    : undefined;
 // Filled once the port is ours: GraphiQL reads it per request.
 const graphiqlHeaders: Record<string, string> = {};
 const authFailureLimit =
@@ -58,6 +62,7 @@ const server = createServer(
     logger,
     graphiqlHeaders,
     rateLimit,
+    costBudget,
     metricsToken: config.METRICS_TOKEN,
     corsOrigins: config.CORS_ORIGINS,
     authFailureLimit,

@@ -2,9 +2,11 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { ExecutionResult } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import { EXECUTION_LIMITS, type ExecutionLimits } from '../config.ts';
+import { EXECUTION_LIMITS, type ExecutionLimits, MAX_QUERY_COST } from '../config.ts';
+import type { RequestContext } from '../context.ts';
 import { assertUtf8, BodyError, readBodyBytes } from '../http/body.ts';
-import { MAX_QUERY_COST, queryCostErrors } from './query-cost.ts';
+import type { QueryCostBudget } from './cost-budget.ts';
+import { priceQuery } from './query-cost.ts';
 
 /**
  * What one GraphQL document may ask for. Depth fits the deepest honest query (a connection's node and
@@ -48,22 +50,42 @@ function useBodyLimit(): Plugin {
 /**
  * Refuses an operation costing more than the limit before it executes: no transaction is opened and
  * no resolver runs. Priced at execution, not validation, because the price depends on the variables
- * and Yoga caches a document's validation regardless of them.
+ * and Yoga caches a document's validation regardless of them. A costly operation then spends the
+ * token's cost budget, and is answered 429 QUERY_BUDGET_EXCEEDED when the budget cannot pay for it.
  */
-function useQueryCost(maxCost: number): Plugin {
+function useQueryCost(maxCost: number, budget: QueryCostBudget | undefined): Plugin {
   return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const errors = queryCostErrors(
+    async onExecute({ args, setResultAndStopExecution }) {
+      const context = args.contextValue as Partial<RequestContext> & { request?: Request };
+      const { cost, errors } = priceQuery(
         {
           schema: args.schema,
           document: args.document,
           variableValues: args.variableValues ?? {},
           operationName: args.operationName,
-          context: args.contextValue as object,
+          context,
         },
         maxCost,
       );
-      if (errors.length > 0) setResultAndStopExecution({ errors });
+      if (errors.length > 0) return setResultAndStopExecution({ errors });
+      if (!budget || !context.em || !context.token || !context.request) return;
+      const charge = await budget.charge(context.em, context.token.id, context.request, cost);
+      if (charge.admitted) return;
+      setResultAndStopExecution({
+        errors: [
+          createGraphQLError(
+            `This API token has spent its query cost budget; the query costs ${cost}. Retry in ${charge.retryAfterSeconds} s, or ask for smaller pages or fewer fields.`,
+            {
+              extensions: {
+                code: 'QUERY_BUDGET_EXCEEDED',
+                cost,
+                retryAfter: charge.retryAfterSeconds,
+                http: { status: 429, headers: { 'retry-after': String(charge.retryAfterSeconds) } },
+              },
+            },
+          ),
+        ],
+      });
     },
   };
 }
@@ -102,11 +124,14 @@ function useResponseSizeLimit(maxBytes: number): Plugin {
  * prevention: a browser may not send a GraphQL request without a preflight, so a GET or a form/text
  * POST must carry the `x-graphql-yoga-csrf` header (JSON POSTs are preflighted already).
  */
-export function graphqlLimitPlugins({ maxResponseBytes }: ExecutionLimits = EXECUTION_LIMITS) {
+export function graphqlLimitPlugins(
+  { maxResponseBytes }: ExecutionLimits = EXECUTION_LIMITS,
+  costBudget?: QueryCostBudget,
+) {
   return [
     useCSRFPrevention(),
     useBodyLimit(),
-    useQueryCost(GRAPHQL_LIMITS.maxCost),
+    useQueryCost(GRAPHQL_LIMITS.maxCost, costBudget),
     useResponseSizeLimit(maxResponseBytes),
     EnvelopArmorPlugin({
       maxDepth: { n: GRAPHQL_LIMITS.maxDepth },

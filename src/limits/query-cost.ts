@@ -13,13 +13,6 @@ import {
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../db/pagination.ts';
 
 /**
- * What a query may cost: one unit per field of each object it can return, a list's sub-selection
- * counted once per element it can hold. It admits a full page of 100 invoices, each with its 1,000
- * lines (every line field) and its settlements; fifteen such pages under aliases cost far more.
- */
-export const MAX_QUERY_COST = 2_500_000;
-
-/**
  * The most elements each unpaged list of objects is weighted with. Where the domain caps the list
  * the cap is the weight; where it does not, the weight is an assumed worst case, and the execution
  * deadline and the response-size bound stop the rare tenant whose data exceed it.
@@ -74,15 +67,20 @@ export type QueryCostRequest = {
 };
 
 /**
- * The errors refusing an operation that costs more than `maxCost`, with the variables it came with
- * (a `first: $n` is priced at its value): empty when it may run.
+ * The operation's cost with the variables it came with (a `first: $n` is priced at its value), and the
+ * errors refusing it when it costs more than `maxCost`: empty when it may run.
  */
-export function queryCostErrors(request: QueryCostRequest, maxCost: number): readonly GraphQLError[] {
+export function priceQuery(
+  request: QueryCostRequest,
+  maxCost: number,
+): { cost: number; errors: readonly GraphQLError[] } {
+  let cost = 0;
   const rule = createComplexityRule({
     context: request.context,
     variableValues: request.variableValues,
     operationName: request.operationName,
     validate: ({ complexity }, reportError) => {
+      cost = complexity;
       if (complexity <= maxCost) return;
       reportError(
         new GraphQLError(
@@ -94,5 +92,6 @@ export function queryCostErrors(request: QueryCostRequest, maxCost: number): rea
       );
     },
   });
-  return validate(request.schema, request.document, [rule]);
+  const errors = validate(request.schema, request.document, [rule]);
+  return { cost, errors };
 }
