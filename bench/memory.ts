@@ -40,7 +40,7 @@ async function startServer(dataDir: string, flags: string[]) {
       HOST: '127.0.0.1',
       RATE_LIMIT_REQUESTS: '0',
       QUERY_COST_PER_SECOND: '0',
-      BILLING_RUN_INTERVAL_SECONDS: '0',
+      BILLING_RUN_SCHEDULE: 'off',
       METRICS_TOKEN,
       NODE_ENV: 'production',
     },

@@ -1,3 +1,4 @@
+import { parseCronItems } from 'graphile-worker';
 import { z } from 'zod';
 
 export type ExecutionLimits = { timeoutMs: number; maxResponseBytes: number };
@@ -34,6 +35,23 @@ const origin = z.string().refine(
   },
   { error: (issue) => `${JSON.stringify(issue.input)} is not an origin such as https://app.example.com` },
 );
+
+function isCronSchedule(value: string): boolean {
+  try {
+    parseCronItems([{ task: 'check', match: value }]);
+    return value.split(/\s+/).length === 5;
+  } catch {
+    return false;
+  }
+}
+
+/** A crontab schedule of five fields, or `off`. */
+const cronSchedule = z
+  .string()
+  .trim()
+  .refine((value) => value === 'off' || isCronSchedule(value), {
+    error: 'must be a crontab schedule of five fields, such as "0 * * * *", or "off"',
+  });
 
 const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
@@ -80,8 +98,15 @@ const ConfigSchema = z.object({
     .int()
     .min(MAX_QUERY_COST, `must be at least ${MAX_QUERY_COST}, the cost of the largest query admitted`)
     .default(2 * MAX_QUERY_COST),
-  /** Seconds between the server's billing runs (0: none; runs only through billingRunCreate). */
-  BILLING_RUN_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(3600),
+  /**
+   * When the server's billing runs start, as a crontab (minute hour day month weekday, UTC); `off`: none
+   * (runs only through billingRunCreate). A run also starts when a worker starts.
+   */
+  BILLING_RUN_SCHEDULE: cronSchedule.default('0 * * * *'),
+  /** Whether `npm start` runs the job worker too; `npm run worker` runs one alone. */
+  JOB_WORKER: booleanFlag.default(true),
+  /** Jobs one worker runs at once. */
+  JOB_CONCURRENCY: z.coerce.number().int().min(1).max(50).default(2),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

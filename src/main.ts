@@ -4,9 +4,8 @@ import { AccessService } from './auth/access.service.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { assertAppRole, migrate, type Orm, openOrm } from './db/orm.ts';
-import { scheduleIdempotencyPurge } from './idempotency/idempotency.service.ts';
+import { startWorker } from './jobs/worker.ts';
 import { createLogger } from './logger.ts';
-import { BillingScheduler } from './modules/billing/billing.scheduler.ts';
 import { entities } from './modules/registry.ts';
 
 let config: ReturnType<typeof loadConfig>;
@@ -94,16 +93,21 @@ try {
 } finally {
   await owner.close();
 }
-const stopPurge = scheduleIdempotencyPurge(orm, logger);
-const billing =
-  config.BILLING_RUN_INTERVAL_SECONDS > 0
-    ? new BillingScheduler(orm, logger, config.BILLING_RUN_INTERVAL_SECONDS * 1000)
-    : undefined;
-billing?.start();
+let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
+if (config.JOB_WORKER) {
+  try {
+    worker = await startWorker(config, { orm, ownerUrl: database.url, logger });
+    worker.promise.catch((error) => logger.error({ err: error }, 'the job worker failed'));
+  } catch (error) {
+    server.close();
+    await abortStart(`Cannot start the job worker: ${(error as Error).message}`, orm);
+  }
+}
 const metrics = config.METRICS_TOKEN
   ? `${baseUrl}/metrics with METRICS_TOKEN`
   : 'off until METRICS_TOKEN is set';
-logger.info(`listening on ${baseUrl} (GraphiQL: ${baseUrl}${GRAPHQL_PATH}; metrics: ${metrics})`);
+const jobs = worker ? `jobs: ${config.JOB_CONCURRENCY} at once` : 'jobs: off (JOB_WORKER=false)';
+logger.info(`listening on ${baseUrl} (GraphiQL: ${baseUrl}${GRAPHQL_PATH}; metrics: ${metrics}; ${jobs})`);
 
 /**
  * A start that cannot go on says why and exits non-zero, after closing the pools and stopping the embedded
@@ -159,8 +163,7 @@ async function shutdown(signal: string): Promise<void> {
     server.closeIdleConnections();
   });
   clearTimeout(force);
-  stopPurge();
-  await billing?.stop();
+  await worker?.stop().catch((error) => logger.warn({ err: error }, 'the job worker stopped with an error'));
   await orm.close();
   await database.stop();
   logger.info('stopped');

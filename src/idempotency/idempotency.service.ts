@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { stringify } from 'safe-stable-stringify';
 import type { RequestContext } from '../context.ts';
 import { inEnvironment, markRollbackOnly } from '../db/tenant-transaction.ts';
 import { DomainError } from '../errors.ts';
-import type { Logger } from '../logger.ts';
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
@@ -200,26 +199,4 @@ export async function purgeExpiredIdempotencyKeys(em: EntityManager): Promise<nu
     purged += result.affectedRows;
   }
   return purged;
-}
-
-/**
- * Purges expired keys now and then every `everyMs` in the background. Every server process may run
- * it: the delete is idempotent. A failure (the database being down) is logged and retried next time.
- */
-export function scheduleIdempotencyPurge(
-  orm: MikroORM,
-  logger: Logger,
-  everyMs = 60 * 60 * 1000,
-): () => void {
-  const purge = () =>
-    purgeExpiredIdempotencyKeys(orm.em.fork()).then(
-      (count) => {
-        if (count > 0) logger.info({ count }, 'purged expired idempotency keys');
-      },
-      (error) => logger.warn({ err: error }, 'could not purge expired idempotency keys'),
-    );
-  void purge();
-  const timer = setInterval(purge, everyMs);
-  timer.unref();
-  return () => clearInterval(timer);
 }

@@ -1,5 +1,8 @@
+import type { TaskList } from 'graphile-worker';
 import { ApiTokenSchema } from '../auth/api-token.entity.ts';
 import { EnvironmentSchema } from '../auth/environment.entity.ts';
+import { idempotencyTasks } from '../idempotency/idempotency.jobs.ts';
+import type { JobDependencies } from '../jobs/runner.ts';
 import type { Route } from '../rest/router.ts';
 import { auditModule } from './audit/audit.module.ts';
 import { billingModule } from './billing/billing.module.ts';
@@ -32,3 +35,12 @@ export const entities = [EnvironmentSchema, ApiTokenSchema, ...modules.flatMap((
 
 /** Every documented REST operation. */
 export const routes: Route[] = modules.flatMap((module) => module.routes);
+
+/** Every background task of the job queue: each module's, and the purge of expired idempotency keys. */
+export function jobTasks(dependencies: JobDependencies): TaskList {
+  return Object.assign(
+    {},
+    ...modules.map((module) => module.tasks?.(dependencies) ?? {}),
+    idempotencyTasks(dependencies),
+  );
+}

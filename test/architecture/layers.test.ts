@@ -15,11 +15,19 @@ const FLOORS: { name: string; paths: string[] }[] = [
   { name: 'database', paths: ['db/', 'audit/'] },
   { name: 'http', paths: ['http/', 'pages/'] },
   { name: 'request', paths: ['auth/', 'context.ts'] },
-  { name: 'faces', paths: ['graphql/', 'rest/', 'limits/', 'idempotency/', 'observability.ts'] },
+  { name: 'faces', paths: ['graphql/', 'rest/', 'limits/', 'idempotency/', 'jobs/', 'observability.ts'] },
   { name: 'modules', paths: ['modules/'] },
   {
     name: 'composition',
-    paths: ['modules/registry.ts', 'graphql/schema.ts', 'app.ts', 'main.ts', 'cli/'],
+    paths: [
+      'modules/registry.ts',
+      'graphql/schema.ts',
+      'jobs/worker.ts',
+      'app.ts',
+      'main.ts',
+      'worker.ts',
+      'cli/',
+    ],
   },
 ];
 const SEPARATE_FACES = ['rest/', 'graphql/'];

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,7 @@ import { billingFixtures, midnight } from '../subscription/fixtures.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 import { type ServerProcess, startServer, stopServer } from '../support/server-process.ts';
 
+const WORKER = new URL('../../src/worker.ts', import.meta.url).pathname;
 const t = setupTestApp();
 const f = billingFixtures(t);
 
@@ -186,15 +188,17 @@ describe('the server bills on schedule by itself', () => {
     if (server) await stopServer(server);
   });
 
-  it('bills what is due in every environment, never twice, and keeps billAt ahead of now', async () => {
+  it('bills what is due in every environment as jobs, never twice, and keeps billAt ahead of now', async () => {
     // given subscriptions created through GraphQL in two environments, due since January
     const first = await t.createEnvironment('Scheduled A');
     const second = await t.createEnvironment('Scheduled B');
     const a = await subscribedCustomer(first, '2026-01-01');
     const b = await subscribedCustomer(second, '2026-01-01');
 
-    // when a server process runs with a one-second billing interval
-    server = await startServer({ DATABASE_URL: t.databaseUrl, BILLING_RUN_INTERVAL_SECONDS: '1' });
+    // when a server process starts its job worker, twice (each start queues a billing tick)
+    const billingServer = () =>
+      startServer({ DATABASE_URL: t.databaseUrl, BILLING_RUN_SCHEDULE: '0 * * * *' });
+    server = await billingServer();
     const scheduledRuns = async (environmentId: string) =>
       (
         await t.sql(
@@ -203,6 +207,9 @@ describe('the server bills on schedule by itself', () => {
           [environmentId],
         )
       )[0]?.count as number;
+    await until(async () => (await scheduledRuns(first.id)) >= 1 && (await scheduledRuns(second.id)) >= 1);
+    expect(await stopServer(server)).toBe(0);
+    server = await billingServer();
     await until(async () => (await scheduledRuns(first.id)) >= 2 && (await scheduledRuns(second.id)) >= 2);
     const exitCode = await stopServer(server);
     server = undefined;
@@ -227,5 +234,50 @@ describe('the server bills on schedule by itself', () => {
       expect(new Date(item.billAt).getTime()).toBeGreaterThan(latest.getTime());
     }
     expect(exitCode).toBe(0);
+  });
+
+  it('bills with a worker alone (npm run worker) beside a server that runs none', async () => {
+    // given a due subscription and a server that leaves jobs to a separate worker
+    const env = await t.createEnvironment('Worker alone');
+    const { customerId } = await subscribedCustomer(env, '2026-02-01');
+    server = await startServer({
+      DATABASE_URL: t.databaseUrl,
+      BILLING_RUN_SCHEDULE: '0 * * * *',
+      JOB_WORKER: 'false',
+    });
+    expect(server.output()).toContain('jobs: off');
+
+    // when the worker runs on its own
+    const worker = spawn(process.execPath, [WORKER], {
+      env: {
+        ...process.env,
+        DATABASE_URL: t.databaseUrl,
+        BILLING_RUN_SCHEDULE: '0 * * * *',
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    worker.stdout?.on('data', (chunk) => (output += chunk));
+    worker.stderr?.on('data', (chunk) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
+    await until(async () => (await f.invoicesOf(env, customerId)).length > 0 || worker.exitCode !== null);
+    worker.kill('SIGTERM');
+
+    // then it billed the customer, once, and stopped cleanly
+    expect(await exited).toBe(0);
+    expect(output).toContain('job worker running');
+    expect(await f.invoicesOf(env, customerId)).toHaveLength(1);
+  });
+
+  it('refuses to run a worker alone without DATABASE_URL', async () => {
+    const worker = spawn(process.execPath, [WORKER], {
+      env: { ...process.env, DATABASE_URL: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    worker.stderr?.on('data', (chunk) => (output += chunk));
+    expect(await new Promise((resolve) => worker.once('exit', resolve))).toBe(1);
+    expect(output).toContain('npm run worker needs DATABASE_URL');
   });
 });

@@ -91,7 +91,7 @@ describe('the server process on the embedded database (npm start)', () => {
       const child = spawn(process.execPath, [MAIN], {
         env: {
           ...process.env,
-          BILLING_RUN_INTERVAL_SECONDS: '0',
+          BILLING_RUN_SCHEDULE: 'off',
           DATABASE_URL: '',
           DATA_DIR: freshDir,
           PORT: String(port),

@@ -12,7 +12,7 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     env: {
       ...process.env,
       // Server tests bill only when they ask for it.
-      BILLING_RUN_INTERVAL_SECONDS: '0',
+      BILLING_RUN_SCHEDULE: 'off',
       ...env,
       PORT: String(port),
       HOST: '127.0.0.1',

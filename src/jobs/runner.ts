@@ -1,0 +1,81 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { parseCronItems, type Runner, run, type TaskList, Logger as WorkerLogger } from 'graphile-worker';
+import pg from 'pg';
+import type { Logger } from '../logger.ts';
+
+/** What a task needs besides its payload: the application's ORM and the logger. */
+export type JobDependencies = { orm: MikroORM; logger: Logger };
+
+/** A periodic task: graphile-worker adds one job per tick of `schedule` (crontab), once for all processes. */
+export type CronTask = { task: string; schedule: string };
+
+export type JobRunnerOptions = {
+  /** The database owner's URL: the queue keeps its tables in the `graphile_worker` schema. */
+  connectionString: string;
+  concurrency: number;
+  tasks: TaskList;
+  cron: readonly CronTask[];
+  logger: Logger;
+};
+
+/**
+ * The job queue on PostgreSQL (graphile-worker). Jobs live in the database, so they survive restarts
+ * and every process running a worker shares them; a cron tick is taken by one process only (the
+ * queue records each tick it scheduled). Its schema is migrated by graphile-worker itself, apart
+ * from the application's migrations.
+ */
+export async function startJobRunner({
+  connectionString,
+  concurrency,
+  tasks,
+  cron,
+  logger,
+}: JobRunnerOptions): Promise<JobRunner> {
+  // The queue's own pool, ended when the runner stops: an idle connection left behind would turn the
+  // database's shutdown into an unhandled error.
+  const pool = new pg.Pool({ connectionString, max: concurrency + 2 });
+  pool.on('error', (error) => logger.warn({ err: error }, 'a job queue connection failed'));
+  const runner = await run({
+    pgPool: pool,
+    concurrency,
+    noHandleSignals: true,
+    taskList: tasks,
+    parsedCronItems: parseCronItems(
+      cron.map(({ task, schedule }) => ({
+        task,
+        match: schedule,
+        identifier: task,
+        // A tick missed while no worker ran is not made up: the next tick does the same work.
+        options: { backfillPeriod: 0, maxAttempts: 1 },
+      })),
+    ),
+    logger: workerLogger(logger),
+  }).catch(async (error) => {
+    await pool.end();
+    throw error;
+  });
+  return {
+    addJob: runner.addJob,
+    promise: runner.promise,
+    stop: async () => {
+      try {
+        await runner.stop();
+      } finally {
+        await pool.end();
+      }
+    },
+  };
+}
+
+/** A started runner: add jobs, stop it (running jobs finish first) and its pool. */
+export type JobRunner = Pick<Runner, 'addJob' | 'promise' | 'stop'>;
+
+/** graphile-worker's log lines through the application's logger; its chatty info goes to debug. */
+function workerLogger(logger: Logger): WorkerLogger {
+  return new WorkerLogger((scope) => (level, message, meta) => {
+    const fields = { ...scope, ...meta };
+    if (level === 'error') logger.error(fields, message);
+    else if (level === 'warning') logger.warn(fields, message);
+    else logger.debug(fields, message);
+  });
+}

@@ -1,0 +1,29 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from '../config.ts';
+import { IDEMPOTENCY_PURGE_TASK } from '../idempotency/idempotency.jobs.ts';
+import type { Logger } from '../logger.ts';
+import { BILLING_SCHEDULE_TASK } from '../modules/billing/billing.jobs.ts';
+import { jobTasks } from '../modules/registry.ts';
+import { type CronTask, type JobRunner, startJobRunner } from './runner.ts';
+
+/**
+ * The worker of `npm start` and `npm run worker`: every module's tasks, the periodic ones on their
+ * schedules, and a billing tick at start (a job already waiting for it is not doubled).
+ */
+export async function startWorker(
+  config: Pick<Config, 'BILLING_RUN_SCHEDULE' | 'JOB_CONCURRENCY'>,
+  { orm, ownerUrl, logger }: { orm: MikroORM; ownerUrl: string; logger: Logger },
+): Promise<JobRunner> {
+  const cron: CronTask[] = [{ task: IDEMPOTENCY_PURGE_TASK, schedule: '17 * * * *' }];
+  const billing = config.BILLING_RUN_SCHEDULE !== 'off';
+  if (billing) cron.push({ task: BILLING_SCHEDULE_TASK, schedule: config.BILLING_RUN_SCHEDULE });
+  const runner = await startJobRunner({
+    connectionString: ownerUrl,
+    concurrency: config.JOB_CONCURRENCY,
+    tasks: jobTasks({ orm, logger }),
+    cron,
+    logger,
+  });
+  if (billing) await runner.addJob(BILLING_SCHEDULE_TASK, {}, { jobKey: `${BILLING_SCHEDULE_TASK}:start` });
+  return runner;
+}

@@ -1,0 +1,62 @@
+import type { Task } from 'graphile-worker';
+import { AccessService } from '../../auth/access.service.ts';
+import { createJobContext } from '../../context.ts';
+import { DomainError } from '../../errors.ts';
+import type { JobDependencies } from '../../jobs/runner.ts';
+import { BillingRunService } from './billing-run.service.ts';
+
+/** The periodic task: one `billing-run` job per environment. */
+export const BILLING_SCHEDULE_TASK = 'billing-schedule';
+export const BILLING_RUN_TASK = 'billing-run';
+
+type BillingRunPayload = { environmentId: string };
+
+/**
+ * The server's periodic billing as jobs. Each tick adds one `billing-run` job per environment (a job
+ * already waiting for an environment is kept, not doubled); each job bills that environment as of
+ * the moment it runs. Billing is exactly-once whatever retries happen, and an environment whose run
+ * is under way elsewhere is left to that run.
+ */
+export function billingTasks({ orm, logger }: JobDependencies): Record<string, Task> {
+  return {
+    [BILLING_SCHEDULE_TASK]: async (_payload, helpers) => {
+      // The application role reads environments without one chosen; tenant rows only inside each run.
+      const environments = await new AccessService(orm.em.fork()).listEnvironments();
+      for (const { id: environmentId } of environments) {
+        await helpers.addJob(BILLING_RUN_TASK, { environmentId } satisfies BillingRunPayload, {
+          jobKey: `${BILLING_RUN_TASK}:${environmentId}`,
+          jobKeyMode: 'preserve_run_at',
+          maxAttempts: 5,
+        });
+      }
+    },
+    [BILLING_RUN_TASK]: async (payload, helpers) => {
+      const { environmentId } = payload as BillingRunPayload;
+      const ctx = createJobContext(orm.em.fork(), environmentId, 'billingRun');
+      try {
+        const run = await new BillingRunService(ctx).run(new Date(), {
+          triggeredBy: 'schedule',
+          signal: helpers.abortSignal,
+          onProgress: ({ runId, customersDone }) =>
+            logger.debug({ environmentId, runId, customersDone }, 'billing run progress'),
+        });
+        const { id, status, invoiceCount, periodCount, renewalCount, endedCount, errors } = run;
+        const summary = {
+          environmentId,
+          runId: id,
+          status,
+          invoiceCount,
+          periodCount,
+          renewalCount,
+          endedCount,
+        };
+        if (errors.length > 0)
+          logger.warn({ ...summary, errors }, 'billing run could not bill some customers');
+        else if (periodCount + renewalCount + endedCount > 0) logger.info(summary, 'billing run finished');
+      } catch (error) {
+        if (!(error instanceof DomainError && error.code === 'CONFLICT')) throw error;
+        logger.debug({ environmentId }, 'billing run skipped: another run of the environment is under way');
+      }
+    },
+  };
+}
