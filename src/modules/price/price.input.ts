@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SUPPORTED_CURRENCIES } from '../../money/currency.ts';
 import { Decimal } from '../../money/decimal.ts';
 import { boundedText, fieldIssues } from '../../validation.ts';
+import { TAX_BEHAVIORS } from '../tax/tax-policy.ts';
 import { BILLING_METHODS, PRICE_MODELS, type PriceModel, PURCHASES, TERM_UNITS } from './price.entity.ts';
 import type { FeeEntry, PackageEntry, PricingEntry, TieredEntry } from './pricing.ts';
 
@@ -127,28 +128,47 @@ const replaceableFields = {
   pricing: PricingInput.nullish(),
 };
 
+const createFields = {
+  ...replaceableFields,
+  purchase: z.enum(PURCHASES),
+  method: z.enum(BILLING_METHODS),
+};
+
+/** The body of `POST /prices`: the fields contract §2.8 lists. */
 export const PriceCreateInput = z
-  .strictObject({
-    ...replaceableFields,
-    purchase: z.enum(PURCHASES),
-    method: z.enum(BILLING_METHODS),
-  })
+  .strictObject(createFields)
   .superRefine(checkPricingEntries, whenModelIsValid);
-export type PriceCreateInput = z.infer<typeof PriceCreateInput>;
+export type PriceCreateInput = z.infer<typeof PriceCreateInput> & { taxBehavior?: TaxBehaviorField };
+
+/**
+ * GraphQL's `PriceCreateInput` and `PriceUpdateInput` also take `taxBehavior` (absent: exclusive on
+ * creation, unchanged on update); the REST bodies keep the contract's fields.
+ */
+const taxBehavior = z.enum(TAX_BEHAVIORS).nullish();
+type TaxBehaviorField = z.infer<typeof taxBehavior>;
+
+export const PriceCreateGraphqlInput = z
+  .strictObject({ ...createFields, taxBehavior })
+  .superRefine(checkPricingEntries, whenModelIsValid);
 
 /**
  * A full replacement: absent `description` and `pricing` become null and `{}`. `purchase` and
  * `method` are fixed at creation; they are accepted only when equal to the stored ones, so a
  * client may send back the body it created the price with.
  */
+const updateFields = {
+  ...replaceableFields,
+  purchase: z.enum(PURCHASES).optional(),
+  method: z.enum(BILLING_METHODS).optional(),
+};
 export const PriceUpdateInput = z
-  .strictObject({
-    ...replaceableFields,
-    purchase: z.enum(PURCHASES).optional(),
-    method: z.enum(BILLING_METHODS).optional(),
-  })
+  .strictObject(updateFields)
   .superRefine(checkPricingEntries, whenModelIsValid);
-export type PriceUpdateInput = z.infer<typeof PriceUpdateInput>;
+export type PriceUpdateInput = z.infer<typeof PriceUpdateInput> & { taxBehavior?: TaxBehaviorField };
+
+export const PriceUpdateGraphqlInput = z
+  .strictObject({ ...updateFields, taxBehavior })
+  .superRefine(checkPricingEntries, whenModelIsValid);
 
 /** Fields of the price response that are not request fields: ignored as input. */
 export const PRICE_READ_ONLY_FIELDS = ['id'] as const;
