@@ -189,6 +189,16 @@ describe('tax rounding per environment', () => {
     // inclusive 19 %: 1190 × 19 / 119 = 190 of VAT, 1000 net; untaxed 250
     expect(invoice.taxBreakdown).toEqual([
       {
+        taxCode: 'R7',
+        taxRate: 7,
+        taxBehavior: 'exclusive',
+        taxableAmount: 1999,
+        taxAmount: 140,
+        category: 'S',
+        exemptionReasonCode: null,
+        exemptionReason: null,
+      },
+      {
         taxCode: 'R19',
         taxRate: 19,
         taxBehavior: 'exclusive',
@@ -204,16 +214,6 @@ describe('tax rounding per environment', () => {
         taxBehavior: 'inclusive',
         taxableAmount: 1000,
         taxAmount: 190,
-        category: 'S',
-        exemptionReasonCode: null,
-        exemptionReason: null,
-      },
-      {
-        taxCode: 'R7',
-        taxRate: 7,
-        taxBehavior: 'exclusive',
-        taxableAmount: 1999,
-        taxAmount: 140,
         category: 'S',
         exemptionReasonCode: null,
         exemptionReason: null,

@@ -9,7 +9,7 @@ import { type TaxBreakdownRow, taxBreakdown } from './invoice.tax.ts';
 const TaxBreakdownRowRef = builder.objectRef<TaxBreakdownRow>('TaxBreakdownRow').implement({
   description:
     'The lines of one tax code, rate and behaviour, summed: the VAT breakdown of EN 16931 (BG-23). ' +
-    'Rows come highest rate first; lines without a tax code last.',
+    'Rows come lowest rate first; lines without a tax code last.',
   fields: (t) => ({
     taxCode: t.exposeString('taxCode', { nullable: true, description: 'Null for lines not taxable.' }),
     taxRate: t.float({

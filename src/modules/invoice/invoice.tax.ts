@@ -98,7 +98,7 @@ export function computeTaxedLines(lines: readonly TaxLineInput[], rounding: TaxR
 
 /**
  * The invoice's per-group subtotals, from its stored lines: what was booked stays what it shows.
- * Taxed groups come first, highest rate first; lines without a tax code last.
+ * Lowest rate first, as invoices print them; lines without a tax code last.
  */
 export function taxBreakdown(
   lines: readonly (Grouped & { amount: number; taxAmount: number })[],
@@ -120,10 +120,11 @@ export function taxBreakdown(
     row.taxAmount += line.taxAmount;
     rows.set(key, row);
   }
-  const order = (row: TaxBreakdownRow) => (row.taxRate === null ? new Decimal(-1) : new Decimal(row.taxRate));
+  // Rates are at most 100 %, so 1000 puts the untaxed lines after every rate.
+  const order = (row: TaxBreakdownRow) => new Decimal(row.taxRate ?? 1000);
   return [...rows.values()].sort(
     (a, b) =>
-      order(b).comparedTo(order(a)) ||
+      order(a).comparedTo(order(b)) ||
       (a.taxCode ?? '').localeCompare(b.taxCode ?? '') ||
       a.taxBehavior.localeCompare(b.taxBehavior),
   );
