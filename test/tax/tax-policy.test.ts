@@ -103,6 +103,21 @@ describe('tax rounding per environment', () => {
     await setRounding(env, 'document');
   });
 
+  it('refuses the change to a read-only token and keeps the setting', async () => {
+    const reader = await t.createEnvironment('Read only', { scope: 'read' });
+    const response = await t.graphql(
+      'mutation { environmentUpdate(input: { taxRounding: line }) { userErrors { code } } }',
+      {},
+      { env: reader },
+    );
+    expect(response.status).toBe(403);
+    const [row] = await t.sql<{ tax_rounding: string }>(
+      'select tax_rounding from environment where id = $1',
+      [reader.id],
+    );
+    expect(row?.tax_rounding).toBe('document');
+  });
+
   it('500 lines of €0.10 at 7.5 %: VAT €3.75 per document, €5.00 per line; booked invoices keep theirs', async () => {
     // given an invoice booked under document rounding and a draft made under it
     const booked = await book(env, (await createInvoice(env, customerId, fiveHundredDimes())).id);
@@ -173,6 +188,47 @@ describe('tax rounding per environment', () => {
     const rest = await t.rest('GET', `/invoices/${invoice.id}`, { env });
     expect(rest.body.items[0]).toMatchObject({ amount: 839, taxAmount: 160 });
     expect(rest.body.items[0]).not.toHaveProperty('taxBehavior');
+  });
+
+  it('switches a draft line between exclusive and inclusive; null goes back to exclusive', async () => {
+    const draft = await createInvoice(env, customerId, [
+      { quantity: 1, unitAmount: 999, title: 'Ebook', taxCode: 'R19' },
+    ]);
+    const [line] = await t.sql<{ id: string }>('select id from invoice_item where invoice_id = $1', [
+      draft.id,
+    ]);
+    const update = async (taxBehavior: string | null) =>
+      (
+        await f.gql(
+          env,
+          `mutation ($id: UUID!, $input: InvoiceItemUpdateInput!) {
+            invoiceItemUpdate(id: $id, input: $input) { invoice { ${INVOICE} } userErrors { code } }
+          }`,
+          { id: line?.id, input: { taxBehavior } },
+        )
+      ).invoiceItemUpdate.invoice;
+
+    expect(draft).toMatchObject({ totalExclVat: 999, totalVat: 190, totalInclVat: 1189 });
+    expect(await update('inclusive')).toMatchObject({ totalExclVat: 839, totalVat: 160, totalInclVat: 999 });
+    expect(await update(null)).toMatchObject({
+      totalExclVat: 999,
+      totalVat: 190,
+      items: [{ taxBehavior: 'exclusive' }],
+    });
+  });
+
+  it('keeps POST /invoices to the contract’s item fields', async () => {
+    const response = await t.rest('POST', '/invoices', {
+      env,
+      body: {
+        customerId,
+        currency: null,
+        date: '2026-03-01',
+        items: [{ quantity: 1, unitAmount: 999, title: 'Ebook', taxBehavior: 'inclusive' }],
+      },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([expect.objectContaining({ pointer: '/items/0/taxBehavior' })]);
   });
 
   it('a mixed-rate invoice: per-rate totals as computed by hand', async () => {
