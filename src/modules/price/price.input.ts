@@ -134,41 +134,39 @@ const createFields = {
   method: z.enum(BILLING_METHODS),
 };
 
-/** The body of `POST /prices`: the fields contract §2.8 lists. */
-export const PriceCreateInput = z
-  .strictObject(createFields)
-  .superRefine(checkPricingEntries, whenModelIsValid);
-export type PriceCreateInput = z.infer<typeof PriceCreateInput> & { taxBehavior?: TaxBehaviorField };
-
 /**
- * GraphQL's `PriceCreateInput` and `PriceUpdateInput` also take `taxBehavior` (absent: exclusive on
- * creation, unchanged on update); the REST bodies keep the contract's fields.
- */
-const taxBehavior = z.enum(TAX_BEHAVIORS).nullish();
-type TaxBehaviorField = z.infer<typeof taxBehavior>;
-
-export const PriceCreateGraphqlInput = z
-  .strictObject({ ...createFields, taxBehavior })
-  .superRefine(checkPricingEntries, whenModelIsValid);
-
-/**
- * A full replacement: absent `description` and `pricing` become null and `{}`. `purchase` and
- * `method` are fixed at creation; they are accepted only when equal to the stored ones, so a
- * client may send back the body it created the price with.
+ * `purchase` and `method` are fixed at creation; an update accepts them only when equal to the stored
+ * ones, so a client may send back the body it created the price with.
  */
 const updateFields = {
   ...replaceableFields,
   purchase: z.enum(PURCHASES).optional(),
   method: z.enum(BILLING_METHODS).optional(),
 };
+
+/**
+ * GraphQL's inputs also take `taxBehavior` (absent: exclusive on creation, unchanged on update); the
+ * REST bodies keep the fields contract §2.8 lists.
+ */
+const taxBehavior = z.enum(TAX_BEHAVIORS).nullish();
+
+/** The body of `POST /prices`. */
+export const PriceCreateInput = z
+  .strictObject(createFields)
+  .superRefine(checkPricingEntries, whenModelIsValid);
+export const PriceCreateGraphqlInput = z
+  .strictObject({ ...createFields, taxBehavior })
+  .superRefine(checkPricingEntries, whenModelIsValid);
+export type PriceCreateInput = z.infer<typeof PriceCreateGraphqlInput>;
+
+/** A full replacement (`PUT /prices/{id}`): absent `description` and `pricing` become null and `{}`. */
 export const PriceUpdateInput = z
   .strictObject(updateFields)
   .superRefine(checkPricingEntries, whenModelIsValid);
-export type PriceUpdateInput = z.infer<typeof PriceUpdateInput> & { taxBehavior?: TaxBehaviorField };
-
 export const PriceUpdateGraphqlInput = z
   .strictObject({ ...updateFields, taxBehavior })
   .superRefine(checkPricingEntries, whenModelIsValid);
+export type PriceUpdateInput = z.infer<typeof PriceUpdateGraphqlInput>;
 
 /** Fields of the price response that are not request fields: ignored as input. */
 export const PRICE_READ_ONLY_FIELDS = ['id'] as const;
