@@ -8,6 +8,7 @@ import { Migration20261121009000TenantIsolation } from './Migration2026112100900
 import { Migration20261121009100SubscriptionsTenantIsolation } from './Migration20261121009100SubscriptionsTenantIsolation.ts';
 import { Migration20261123000000TokenScopesEnvironmentKinds } from './Migration20261123000000TokenScopesEnvironmentKinds.ts';
 import { Migration20261123090000QueryCostBudget } from './Migration20261123090000QueryCostBudget.ts';
+import { Migration20261123100000TaxPolicy } from './Migration20261123100000TaxPolicy.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
     class: Migration20261123000000TokenScopesEnvironmentKinds,
   },
   { name: 'Migration20261123090000QueryCostBudget', class: Migration20261123090000QueryCostBudget },
+  { name: 'Migration20261123100000TaxPolicy', class: Migration20261123100000TaxPolicy },
 ];
