@@ -2,7 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { leanFind } from '../db/lean.ts';
 import { type ApiToken, ApiTokenSchema, type TokenScope } from './api-token.entity.ts';
-import { type Environment, type EnvironmentKind, EnvironmentSchema } from './environment.entity.ts';
+import {
+  type Environment,
+  type EnvironmentKind,
+  EnvironmentSchema,
+  type TaxRounding,
+} from './environment.entity.ts';
 
 const TOKEN_PREFIX = 'bg_';
 
@@ -20,8 +25,12 @@ export class AccessService {
     this.em = em;
   }
 
-  async createEnvironment(name: string, kind: EnvironmentKind = 'live'): Promise<Environment> {
-    const environment = this.em.create(EnvironmentSchema, { name, kind });
+  async createEnvironment(
+    name: string,
+    kind: EnvironmentKind = 'live',
+    taxRounding: TaxRounding = 'document',
+  ): Promise<Environment> {
+    const environment = this.em.create(EnvironmentSchema, { name, kind, taxRounding });
     await this.em.flush();
     return environment;
   }

@@ -5,6 +5,13 @@ import { newId } from '../db/ids.ts';
 export const ENVIRONMENT_KINDS = ['live', 'test'] as const;
 export type EnvironmentKind = (typeof ENVIRONMENT_KINDS)[number];
 
+/**
+ * How an environment rounds VAT (DESIGN §5): `document` once per rate group of an invoice (EN 16931
+ * BR-CO-17), `line` on each line by itself.
+ */
+export const TAX_ROUNDINGS = ['document', 'line'] as const;
+export type TaxRounding = (typeof TAX_ROUNDINGS)[number];
+
 /** A tenant: every billing row belongs to exactly one environment. */
 export const EnvironmentSchema = defineEntity({
   name: 'Environment',
@@ -16,6 +23,7 @@ export const EnvironmentSchema = defineEntity({
       .onCreate(() => newId()),
     name: p.string().length(200),
     kind: p.enum(ENVIRONMENT_KINDS).default('live'),
+    taxRounding: p.enum(TAX_ROUNDINGS).default('document'),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { validate as isUuid } from 'uuid';
 import { AccessService } from '../auth/access.service.ts';
 import { TOKEN_SCOPES, type TokenScope } from '../auth/api-token.entity.ts';
+import { TAX_ROUNDINGS, type TaxRounding } from '../auth/environment.entity.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrate, type Orm, openOrm } from '../db/orm.ts';
@@ -11,7 +12,10 @@ import { entities } from '../modules/registry.ts';
 const USAGE = `Usage: npm run -s cli -- <command> [options]
 
 Commands:
-  env create --name <name> [--test] [--json]              create an environment (live unless --test)
+  env create --name <name> [--test] [--tax-rounding document|line] [--json]
+                                                          create an environment (live unless --test); VAT
+                                                          rounded per invoice rate group (document, default)
+                                                          or per line
   env list [--json]                                       list environments
   token create --env <uuid> [--env <uuid> ...] [--name <label>] [--scope read|write] [--json]
                                                           create an API token (the secret is shown once);
@@ -38,6 +42,7 @@ function parseCommand(argv: string[]): Command {
       name: { type: 'string' },
       env: { type: 'string', multiple: true },
       test: { type: 'boolean', default: false },
+      'tax-rounding': { type: 'string', default: 'document' },
       scope: { type: 'string', default: 'write' },
       json: { type: 'boolean', default: false },
     },
@@ -49,11 +54,20 @@ function parseCommand(argv: string[]): Command {
       const name = values.name?.trim();
       if (!name) throw new UsageError('env create needs --name <name>');
       const kind = values.test ? 'test' : 'live';
+      const taxRounding = values['tax-rounding'] as TaxRounding;
+      if (!TAX_ROUNDINGS.includes(taxRounding)) {
+        throw new UsageError(`--tax-rounding must be document or line, not ${taxRounding}`);
+      }
       return async (access) => {
-        const environment = await access.createEnvironment(name, kind);
+        const environment = await access.createEnvironment(name, kind, taxRounding);
         return {
-          json: { id: environment.id, name: environment.name, kind: environment.kind },
-          text: `${environment.id}  ${environment.kind}  ${environment.name}`,
+          json: {
+            id: environment.id,
+            name: environment.name,
+            kind: environment.kind,
+            taxRounding: environment.taxRounding,
+          },
+          text: `${environment.id}  ${environment.kind}  ${environment.name}  (VAT per ${environment.taxRounding})`,
         };
       };
     }
@@ -61,7 +75,13 @@ function parseCommand(argv: string[]): Command {
       return async (access) => {
         const environments = await access.listEnvironments();
         return {
-          json: environments.map(({ id, name, kind, createdAt }) => ({ id, name, kind, createdAt })),
+          json: environments.map(({ id, name, kind, taxRounding, createdAt }) => ({
+            id,
+            name,
+            kind,
+            taxRounding,
+            createdAt,
+          })),
           text:
             environments.map(({ id, name, kind }) => `${id}  ${kind}  ${name}`).join('\n') ||
             '(no environments)',

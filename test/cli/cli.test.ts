@@ -38,7 +38,12 @@ describe('admin CLI', () => {
     expect(first.code).toBe(0);
     const production = JSON.parse(first.stdout);
     const staging = JSON.parse(second.stdout);
-    expect(production).toEqual({ id: expect.any(String), name: 'Production', kind: 'live' });
+    expect(production).toEqual({
+      id: expect.any(String),
+      name: 'Production',
+      kind: 'live',
+      taxRounding: 'document',
+    });
 
     // when a token is granted both
     const created = await cli(
@@ -84,10 +89,19 @@ describe('admin CLI', () => {
 
   it('creates test environments and read tokens, and lists their kind and scope', async () => {
     // given a test environment and a read token for it, made by the CLI
-    const created = await cli('env', 'create', '--name', 'Sandbox', '--test', '--json');
+    const created = await cli(
+      'env',
+      'create',
+      '--name',
+      'Sandbox',
+      '--test',
+      '--tax-rounding',
+      'line',
+      '--json',
+    );
     expect(created.code).toBe(0);
     const sandbox = JSON.parse(created.stdout);
-    expect(sandbox).toEqual({ id: expect.any(String), name: 'Sandbox', kind: 'test' });
+    expect(sandbox).toEqual({ id: expect.any(String), name: 'Sandbox', kind: 'test', taxRounding: 'line' });
     const issued = await cli('token', 'create', '--env', sandbox.id, '--scope', 'read', '--json');
     expect(issued.code).toBe(0);
     const token = JSON.parse(issued.stdout);
@@ -106,7 +120,9 @@ describe('admin CLI', () => {
 
     // and the lists show the environment's kind and the token's scope
     const environments = JSON.parse((await cli('env', 'list', '--json')).stdout);
-    expect(environments).toContainEqual(expect.objectContaining({ id: sandbox.id, kind: 'test' }));
+    expect(environments).toContainEqual(
+      expect.objectContaining({ id: sandbox.id, kind: 'test', taxRounding: 'line' }),
+    );
     const tokens = JSON.parse((await cli('token', 'list', '--json')).stdout);
     expect(tokens).toContainEqual(expect.objectContaining({ id: token.id, scope: 'read' }));
   }, 60_000);
@@ -120,6 +136,10 @@ describe('admin CLI', () => {
   it.each([
     [[], 'no command given'],
     [['env', 'create'], 'needs --name'],
+    [
+      ['env', 'create', '--name', 'X', '--tax-rounding', 'invoice'],
+      '--tax-rounding must be document or line',
+    ],
     [['token', 'create', '--json'], 'at least one --env'],
     [['token', 'create', '--env', 'nope'], 'not a UUID'],
     [['token', 'create', '--env', randomUUID(), '--scope', 'admin'], '--scope must be read or write'],

@@ -206,6 +206,55 @@ describe('GET /invoices/{invoiceId} as a PDF', () => {
     );
   });
 
+  it('prints the reverse-charge note and labels tax-inclusive groups', async () => {
+    // given a reverse-charge customer's invoice, and an invoice with a tax-inclusive line
+    const reverse = await f.gql(
+      env,
+      `mutation ($input: CustomerCreateInput!) { customerCreate(input: $input) { customer { id } userErrors { message } } }`,
+      {
+        input: {
+          name: 'Bruxelles SA',
+          currency: 'EUR',
+          taxIds: [{ type: 'eu_vat', value: 'BE0123456789' }],
+          taxExempt: 'reverse_charge',
+        },
+      },
+    );
+    const charged = await f.createInvoice(env, {
+      customerId: reverse.customerCreate.customer.id,
+      items: [{ title: 'Licence', quantity: 1, unitAmount: 10000, taxCode: 'VAT25' }],
+    });
+    const shop = await f.gql(
+      env,
+      `mutation ($input: InvoiceCreateInput!) { invoiceCreate(input: $input) { invoice { id } userErrors { message } } }`,
+      {
+        input: {
+          customerId: await f.createCustomer(env, { name: 'Eva Muster' }),
+          date: '2026-03-01',
+          items: [
+            { title: 'Ebook', quantity: 1, unitAmount: 999, taxCode: 'VAT25', taxBehavior: 'inclusive' },
+          ],
+        },
+      },
+    );
+
+    // when both are printed
+    const [charges] = await pdfPages((await getPdf(charged.id)).body);
+    const [sale] = await pdfPages((await getPdf(shop.invoiceCreate.invoice.id)).body);
+
+    // then the note and the 0 % reverse-charge group, and the inclusive group (999 × 25 / 125 = 199.8 → 2.00)
+    expect((charges as string).split('\n')).toEqual(
+      expect.arrayContaining(['Licence 1 100.00 0% 100.00', '0% reverse charge 100.00 0.00']),
+    );
+    // the note wraps within the breakdown's column
+    expect((charges as string).replace(/\s+/g, ' ')).toContain(
+      'Reverse charge: VAT to be accounted for by the recipient (Article 196, Council Directive 2006/112/EC)',
+    );
+    expect((sale as string).split('\n')).toEqual(
+      expect.arrayContaining(['25% incl. 7.99 2.00', 'Total incl. VAT €9.99']),
+    );
+  });
+
   it('prints three-decimal currencies and fractional unit amounts exactly', async () => {
     // given a KWD draft whose unit amount is a fraction of a fils
     const customerId = await f.createCustomer(env, { name: 'Gulf Supplies', currency: 'KWD' });

@@ -83,6 +83,26 @@ describe('the application role', () => {
   });
 });
 
+describe('environment settings', () => {
+  it('lets a transaction change its own environment’s tax rounding only, and no other column', async () => {
+    await asAppRole(async (client) => {
+      const changed = await inTransaction(client, a.id, async () => {
+        const own = await client.query(`update environment set tax_rounding = 'line' where id = $1`, [a.id]);
+        const other = await client.query(`update environment set tax_rounding = 'line' where id = $1`, [
+          b.id,
+        ]);
+        const renamed = await refusal(
+          client.query(`update environment set name = 'Rogue' where id = $1`, [a.id]),
+        );
+        return { own: own.rowCount, other: other.rowCount, renamed };
+      });
+      expect(changed).toEqual({ own: 1, other: 0, renamed: '42501' });
+      const outside = await client.query(`update environment set tax_rounding = 'line'`);
+      expect(outside.rowCount).toBe(0);
+    });
+  });
+});
+
 describe('row-level security', () => {
   it('confines an environment’s transaction to the application role even on the owner’s connections', async () => {
     // when the owner's ORM (a superuser here) runs work in A's environment

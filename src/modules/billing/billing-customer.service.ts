@@ -224,7 +224,10 @@ export class CustomerBillingService {
   }
 }
 
-/** The invoice line of a billed period: the product's name, handle and tax code, the period, the exact amount. */
+/**
+ * The invoice line of a billed period: the product's name, handle and tax code, the period, the exact
+ * amount, and whether the price includes tax.
+ */
 function invoiceItem(line: Line): InvoiceItemInput {
   const figures = lineFigures(line.quantity, line.amount);
   return {
@@ -236,5 +239,6 @@ function invoiceItem(line: Line): InvoiceItemInput {
     periodStart: line.period.start,
     periodEnd: line.period.end,
     taxCode: line.product.taxCode ?? null,
+    taxBehavior: line.price.taxBehavior,
   };
 }

@@ -1,5 +1,7 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { tenantKeys } from '../../db/tenant-keys.ts';
+import type { TaxId } from '../tax/tax-id.ts';
+import { TAX_EXEMPTIONS } from '../tax/tax-policy.ts';
 
 export const COLLECTION_MODES = ['automatic', 'send_invoice', 'draft_invoice'] as const;
 export type CollectionMode = (typeof COLLECTION_MODES)[number];
@@ -30,6 +32,8 @@ export const CustomerSchema = defineEntity({
     paymentTerm: p.string().length(20).nullable(),
     collectionMode: p.enum(COLLECTION_MODES),
     billingAddress: p.json<BillingAddress>(),
+    taxIds: p.json<TaxId[]>().onCreate(() => []),
+    taxExempt: p.enum(TAX_EXEMPTIONS).default('none'),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().nullable(),
   },

@@ -1,5 +1,6 @@
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import { TaxExemptEnum, TaxIdInputRef, TaxIdRef } from '../tax/tax-policy.graphql.ts';
 import { type BillingAddress, COLLECTION_MODES, type Customer } from './customer.entity.ts';
 import { CustomerCreateInput, CustomerUpdateInput } from './customer.input.ts';
 import { customerLoaders } from './customer.reads.ts';
@@ -33,6 +34,8 @@ export const CustomerRef = builder.objectRef<Customer>('Customer').implement({
     }),
     collectionMode: t.expose('collectionMode', { type: CollectionModeEnum }),
     billingAddress: t.expose('billingAddress', { type: BillingAddressRef }),
+    taxIds: t.expose('taxIds', { type: [TaxIdRef] }),
+    taxExempt: t.expose('taxExempt', { type: TaxExemptEnum }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
   }),
@@ -61,6 +64,8 @@ const CustomerCreateInputRef = builder
       paymentTerm: t.string({ description: 'net<N>, e.g. net30.' }),
       collectionMode: t.field({ type: CollectionModeEnum, description: 'Defaults to send_invoice.' }),
       billingAddress: t.field({ type: BillingAddressInputRef }),
+      taxIds: t.field({ type: [TaxIdInputRef] }),
+      taxExempt: t.field({ type: TaxExemptEnum, description: 'Defaults to none.' }),
     }),
   })
   .validate(CustomerCreateInput);
@@ -77,6 +82,8 @@ const CustomerUpdateInputRef = builder
       paymentTerm: t.string(),
       collectionMode: t.field({ type: CollectionModeEnum }),
       billingAddress: t.field({ type: BillingAddressInputRef }),
+      taxIds: t.field({ type: [TaxIdInputRef], description: 'Replaces the list.' }),
+      taxExempt: t.field({ type: TaxExemptEnum }),
     }),
   })
   .validate(CustomerUpdateInput);

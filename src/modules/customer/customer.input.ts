@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { CurrencyCode } from '../../money/currency.ts';
+import { TaxIdInput } from '../tax/tax-id.ts';
+import { TAX_EXEMPTIONS } from '../tax/tax-policy.ts';
 import { BILLING_ADDRESS_FIELDS, COLLECTION_MODES } from './customer.entity.ts';
 
 const optionalText = (max: number) => z.string().trim().max(max).nullish();
@@ -24,6 +26,9 @@ const customerFields = {
     .nullish(),
   collectionMode: z.enum(COLLECTION_MODES),
   billingAddress: BillingAddressInput.nullish(),
+  /** GraphQL only: REST's customer stays as the contract has it. */
+  taxIds: z.array(TaxIdInput).max(10).nullish(),
+  taxExempt: z.enum(TAX_EXEMPTIONS).nullish(),
 };
 
 export const CustomerCreateInput = z.strictObject({

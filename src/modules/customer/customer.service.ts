@@ -3,6 +3,7 @@ import { flushOrFail } from '../../db/flush.ts';
 import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
+import { customerTaxIdentity } from '../tax/tax-identity.ts';
 import {
   BILLING_ADDRESS_FIELDS,
   type BillingAddress,
@@ -69,6 +70,7 @@ export class CustomerService {
       paymentTerm: input.paymentTerm ?? null,
       collectionMode: input.collectionMode,
       billingAddress: { ...emptyAddress(), ...input.billingAddress },
+      ...customerTaxIdentity({ taxIds: [], taxExempt: 'none' }, input),
     });
     await this.flush();
     return customer;
@@ -78,7 +80,8 @@ export class CustomerService {
   async update(id: string, input: CustomerUpdateInput): Promise<Customer> {
     const { em, environmentId } = this.ctx;
     const customer = await managedOrNotFound(em, CustomerSchema, environmentId, id, 'Customer');
-    const { billingAddress, ...fields } = input;
+    const { billingAddress, taxIds, taxExempt, ...fields } = input;
+    Object.assign(customer, customerTaxIdentity(customer, { taxIds, taxExempt }));
     for (const [key, value] of Object.entries(fields)) {
       if (value !== undefined) Object.assign(customer, { [key]: value });
     }

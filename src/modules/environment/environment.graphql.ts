@@ -1,6 +1,7 @@
-import { AccessService } from '../../auth/access.service.ts';
-import { ENVIRONMENT_KINDS, type Environment } from '../../auth/environment.entity.ts';
+import { ENVIRONMENT_KINDS, type Environment, TAX_ROUNDINGS } from '../../auth/environment.entity.ts';
 import { builder } from '../../graphql/builder.ts';
+import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import { EnvironmentService, EnvironmentUpdateInput } from './environment.service.ts';
 
 const EnvironmentKindEnum = builder.enumType('EnvironmentKind', {
   values: ENVIRONMENT_KINDS,
@@ -9,20 +10,50 @@ const EnvironmentKindEnum = builder.enumType('EnvironmentKind', {
     'environment is created (CLI `env create --test`).',
 });
 
+export const TaxRoundingEnum = builder.enumType('TaxRounding', {
+  values: TAX_ROUNDINGS,
+  description:
+    'document: VAT rounded once per rate group of an invoice and allocated to its lines (EN 16931 ' +
+    'BR-CO-17); line: each line’s VAT rounded by itself. See docs/tax.md.',
+});
+
 const EnvironmentRef = builder.objectRef<Environment>('Environment').implement({
   description: 'The tenant a request acts in: every object belongs to exactly one.',
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID' }),
     name: t.exposeString('name'),
     kind: t.expose('kind', { type: EnvironmentKindEnum }),
+    taxRounding: t.expose('taxRounding', {
+      type: TaxRoundingEnum,
+      description: 'How drafts compute VAT; booked invoices keep the rounding they were booked with.',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
+
+const EnvironmentUpdateInputRef = builder
+  .inputType('EnvironmentUpdateInput', {
+    description: 'Settings left out stay as they are.',
+    fields: (t) => ({ taxRounding: t.field({ type: TaxRoundingEnum }) }),
+  })
+  .validate(EnvironmentUpdateInput);
+
+const EnvironmentUpdatePayload = payloadType('EnvironmentUpdatePayload', 'environment', EnvironmentRef);
 
 builder.queryFields((t) => ({
   environment: t.field({
     type: EnvironmentRef,
     description: 'The environment this request acts in (its `x-environment` header).',
-    resolve: (_root, _args, ctx) => new AccessService(ctx.em).environment(ctx.environmentId),
+    resolve: (_root, _args, ctx) => new EnvironmentService(ctx).get(),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  environmentUpdate: t.field({
+    type: EnvironmentUpdatePayload,
+    description: 'Changes the settings of the environment this request acts in.',
+    args: { input: t.arg({ type: EnvironmentUpdateInputRef, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      withUserErrors('environment', () => new EnvironmentService(ctx).update(input)),
   }),
 }));

@@ -67,6 +67,8 @@ export class CreditNoteService {
         dueDate: null,
         memo: input.memo ?? null,
         ...totals,
+        taxRounding: original.taxRounding,
+        taxExempt: original.taxExempt,
         settledAmount: 0,
         settlementStatus: settlementStatus(totals.totalInclVat, 0),
       });

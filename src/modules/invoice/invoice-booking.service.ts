@@ -6,6 +6,7 @@ import { CreditNoteService } from './credit-note.service.ts';
 import { assertDraft, changeInvoice, customerSummary } from './invoice.change.ts';
 import { type Invoice, InvoiceItemSchema } from './invoice.entity.ts';
 import { takeNextHandle } from './invoice-numbering.service.ts';
+import { retaxForBooking } from './invoice-tax.service.ts';
 
 /** Booking drafts: the step that numbers an invoice or credit note and makes it final. */
 export class InvoiceBookingService {
@@ -27,6 +28,8 @@ export class InvoiceBookingService {
         if ((await tx.count(InvoiceItemSchema, { invoiceId: id, environmentId })) === 0) {
           throw new DomainError('CONFLICT', 'an invoice needs at least one item to be booked');
         }
+        // A credit note keeps the amounts of the lines it credits.
+        if (invoice.type === 'invoice') await retaxForBooking(this.ctx, tx, invoice);
         const customer = await tx.findOneOrFail(CustomerSchema, { id: invoice.customerId, environmentId });
         invoice.handle = await takeNextHandle(tx, environmentId, invoice.type);
         invoice.status = 'booked';

@@ -1,5 +1,6 @@
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, type UserError, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
+import { TaxBehaviorEnum } from '../tax/tax-policy.graphql.ts';
 import type { Invoice, InvoiceItem } from './invoice.entity.ts';
 import { InvoiceItemRef, InvoiceRef } from './invoice.graphql.ts';
 import {
@@ -29,6 +30,11 @@ const InvoiceItemInputRef = builder.inputType('InvoiceItemInput', {
     periodEnd: t.field({ type: 'Date' }),
     taxCode: t.string({ description: 'Code of a tax code of this environment; none means not taxable.' }),
     discount: t.field({ type: InvoiceItemDiscountInputRef }),
+    taxBehavior: t.field({
+      type: TaxBehaviorEnum,
+      description:
+        'inclusive: quantity × unitAmount − discount is the gross, tax included. Default exclusive.',
+    }),
   }),
 });
 
@@ -45,6 +51,7 @@ const InvoiceItemUpdateInputRef = builder.inputType('InvoiceItemUpdateInput', {
     periodEnd: t.field({ type: 'Date' }),
     taxCode: t.string(),
     discount: t.field({ type: InvoiceItemDiscountInputRef }),
+    taxBehavior: t.field({ type: TaxBehaviorEnum }),
   }),
 });
 

@@ -28,6 +28,7 @@ import {
   MAX_LINES_PER_INVOICE,
 } from './invoice.input.ts';
 import { invoiceLoaders } from './invoice.reads.ts';
+import { applyTaxPolicy, retaxDraft, taxPolicyOf } from './invoice-tax.service.ts';
 
 /** The due date the customer's payment term gives, reported at `date` when it would pass year 9999. */
 function dueDateOf(date: string, paymentTerm: string | null | undefined): string | null {
@@ -43,7 +44,10 @@ function dueDateOf(date: string, paymentTerm: string | null | undefined): string
   }
 }
 
-/** Applies the line arithmetic, reporting a refused figure at the item it is about. */
+/**
+ * Applies the line arithmetic, reporting a refused figure at the item it is about. The tax it gives
+ * is the line's own; the invoice's tax policy then sets every line's (invoice-tax.service.ts).
+ */
 function lineAmounts(fields: Omit<ItemFields, 'amount' | 'taxAmount'>, path: FieldPath): LineAmounts {
   try {
     return computeLine({
@@ -80,6 +84,8 @@ export class InvoiceDraftService {
     );
     const dueDate = input.dueDate ?? dueDateOf(input.date, customer.paymentTerm);
     const items = await this.resolveItems(em, input.items ?? [], (index) => ['items', index]);
+    const policy = await taxPolicyOf(this.ctx, em, customer);
+    applyTaxPolicy(items, policy, ['items']);
     const totals = totalsOf(items, ['items']);
     const created = await invoiceTransaction(this.ctx, async (tx) => {
       const invoice = tx.create(InvoiceSchema, {
@@ -95,6 +101,7 @@ export class InvoiceDraftService {
         dueDate,
         memo: input.memo ?? null,
         ...totals,
+        ...policy,
         settledAmount: 0,
         settlementStatus: settlementStatus(totals.totalInclVat, 0),
       });
@@ -279,6 +286,7 @@ export class InvoiceDraftService {
         periodEnd: input.periodEnd ?? null,
         taxCode,
         taxRate: taxCode ? (rateByCode.get(taxCode) as string) : null,
+        taxBehavior: input.taxBehavior ?? 'exclusive',
         discountPercentage: input.discount?.percentage ?? '0',
         discountAmount: input.discount?.amount ?? '0',
       };
@@ -299,8 +307,14 @@ export class InvoiceDraftService {
       invoiceId: invoice.id,
       environmentId: this.ctx.environmentId,
     });
-    Object.assign(invoice, totalsOf(items, []));
-    invoice.settlementStatus = settlementStatus(invoice.totalInclVat, invoice.settledAmount);
+    // Under document rounding one line's change moves the tax of the others in its group; a credit
+    // note keeps the amounts of the lines it credits.
+    if (invoice.type === 'invoice') {
+      await retaxDraft(this.ctx, tx, invoice, items);
+    } else {
+      Object.assign(invoice, totalsOf(items, []));
+      invoice.settlementStatus = settlementStatus(invoice.totalInclVat, invoice.settledAmount);
+    }
     invoice.updatedAt = new Date();
   }
 

@@ -18,6 +18,7 @@ export const ITEM_FIELDS = [
   'periodEnd',
   'taxCode',
   'taxRate',
+  'taxBehavior',
   'discountPercentage',
   'discountAmount',
   'amount',

@@ -1,6 +1,8 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { TAX_ROUNDINGS } from '../../auth/environment.entity.ts';
 import { tenantKeys } from '../../db/tenant-keys.ts';
 import type { BillingAddress } from '../customer/customer.entity.ts';
+import { TAX_BEHAVIORS, TAX_EXEMPTIONS } from '../tax/tax-policy.ts';
 import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
 
 export const INVOICE_TYPES = ['invoice', 'credit_note'] as const;
@@ -43,6 +45,9 @@ export const InvoiceSchema = defineEntity({
     /** Sum of the settlements, kept with `settlementStatus` so lists can filter on it. */
     settledAmount: p.bigint('number'),
     settlementStatus: p.enum(SETTLEMENT_STATUSES),
+    /** The VAT rounding and customer exemption the amounts were computed with; booked, they stay. */
+    taxRounding: p.enum(TAX_ROUNDINGS).default('document'),
+    taxExempt: p.enum(TAX_EXEMPTIONS).default('none'),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().nullable(),
     bookedAt: p.datetime().nullable(),
@@ -80,6 +85,8 @@ export const InvoiceItemSchema = defineEntity({
     /** Null when the line is not taxable; the rate is the code's rate when the line got it. */
     taxCode: p.string().length(64).nullable(),
     taxRate: p.decimal('string').precision(7).scale(4).nullable(),
+    /** Inclusive: quantity × unitAmount − discount is the gross, and `amount` the net derived from it. */
+    taxBehavior: p.enum(TAX_BEHAVIORS).default('exclusive'),
     discountPercentage: p.decimal('string').precision(7).scale(4),
     discountAmount: p.decimal('string').precision(21).scale(6),
     amount: p.bigint('number'),

@@ -61,9 +61,14 @@ export const InvoiceItemRef = builder.objectRef<InvoiceItem>('InvoiceItem').impl
     periodEnd: t.expose('periodEnd', { type: 'Date', nullable: true }),
     amount: t.expose('amount', {
       type: 'SafeInt',
-      description: 'round(quantity × unitAmount − discount), in minor units.',
+      description:
+        'Net, in minor units: round(quantity × unitAmount − discount), less taxAmount when inclusive.',
     }),
-    taxAmount: t.expose('taxAmount', { type: 'SafeInt', description: 'round(amount × taxRate / 100).' }),
+    taxAmount: t.expose('taxAmount', {
+      type: 'SafeInt',
+      description:
+        "The line's share of its rate group's VAT, or its own VAT rounded under line rounding (docs/tax.md).",
+    }),
     tax: t.field({ type: InvoiceItemTaxRef, resolve: (item) => item }),
     discount: t.field({ type: InvoiceItemDiscountRef, resolve: (item) => item }),
     creditedItemId: t.expose('creditedItemId', {

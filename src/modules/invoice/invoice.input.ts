@@ -3,6 +3,7 @@ import { CalendarDate } from '../../dates/calendar.ts';
 import { CurrencyCode } from '../../money/currency.ts';
 import { Decimal } from '../../money/decimal.ts';
 import { Uuid } from '../../validation.ts';
+import { TAX_BEHAVIORS } from '../tax/tax-policy.ts';
 import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
 import { INVOICE_STATUSES, INVOICE_TYPES } from './invoice.entity.ts';
 
@@ -52,9 +53,17 @@ const periodInOrder = (item: { periodStart?: string | null; periodEnd?: string |
   !item.periodStart || !item.periodEnd || item.periodStart <= item.periodEnd;
 const periodRule = { path: ['periodEnd'], message: 'must not be before periodStart' };
 
+/** GraphQL only: the REST item keeps the fields the contract lists. */
+const TaxBehaviorInput = z.enum(TAX_BEHAVIORS);
+
 /** An item to add: `title` may be left out when `sku` names a product (checked by the service). */
-export const InvoiceItemInput = z.strictObject(itemFields).refine(periodInOrder, periodRule);
+export const InvoiceItemInput = z
+  .strictObject({ ...itemFields, taxBehavior: TaxBehaviorInput.nullish() })
+  .refine(periodInOrder, periodRule);
 export type InvoiceItemInput = z.infer<typeof InvoiceItemInput>;
+
+/** An item of `POST /invoices`, as the contract lists its fields. */
+const InvoiceItemBody = z.strictObject(itemFields).refine(periodInOrder, periodRule);
 
 /** A partial item update: an absent field stays as it is, `null` clears it. */
 export const InvoiceItemUpdateInput = z
@@ -63,6 +72,10 @@ export const InvoiceItemUpdateInput = z
     quantity: itemFields.quantity.optional(),
     unitAmount: itemFields.unitAmount.optional(),
     title: text(500).optional(),
+    // null goes back to the default, as a cleared field does.
+    taxBehavior: TaxBehaviorInput.nullish().transform((behavior) =>
+      behavior === null ? ('exclusive' as const) : behavior,
+    ),
   })
   .refine(periodInOrder, periodRule);
 export type InvoiceItemUpdateInput = z.infer<typeof InvoiceItemUpdateInput>;
@@ -71,9 +84,9 @@ const dueDateInOrder = (input: { date?: string; dueDate?: string | null }) =>
   !input.date || !input.dueDate || input.dueDate >= input.date;
 const dueDateRule = { path: ['dueDate'], message: 'must not be before the invoice date' };
 
-const Items = z
-  .array(InvoiceItemInput)
-  .max(MAX_LINES_PER_INVOICE, `an invoice has at most ${MAX_LINES_PER_INVOICE} lines`);
+const itemList = <T extends z.ZodType>(item: T) =>
+  z.array(item).max(MAX_LINES_PER_INVOICE, `an invoice has at most ${MAX_LINES_PER_INVOICE} lines`);
+const Items = itemList(InvoiceItemInput);
 
 const invoiceFields = {
   customerId: Uuid,
@@ -93,7 +106,7 @@ export const InvoiceCreateBody = z
   .strictObject({
     ...invoiceFields,
     currency: CurrencyCode.nullable(),
-    items: Items.nullable(),
+    items: itemList(InvoiceItemBody).nullable(),
   })
   .refine(dueDateInOrder, dueDateRule);
 

@@ -2,6 +2,7 @@ import './invoice.graphql.ts';
 import './invoice-booking.graphql.ts';
 import './invoice-drafts.graphql.ts';
 import './invoice-numbering.graphql.ts';
+import './invoice-tax.graphql.ts';
 import type { BillingModule } from '../module.ts';
 import {
   InvoiceItemSchema,

@@ -2,9 +2,11 @@ import type { Content, CustomTableLayout, TableCell, TDocumentDefinitions } from
 import { minorUnitDigits } from '../../money/currency.ts';
 import { Decimal } from '../../money/decimal.ts';
 import type { BillingAddress } from '../customer/customer.entity.ts';
+import { taxNoteOf } from '../tax/tax-policy.ts';
 import { totalDue } from './invoice.arithmetic.ts';
 import type { Invoice, InvoiceCustomer, InvoiceItem } from './invoice.entity.ts';
 import type { PrintableInvoice } from './invoice.reads.ts';
+import { type TaxBreakdownRow, taxBreakdown } from './invoice.tax.ts';
 
 const INVOICE_FIELDS = [
   'handle',
@@ -17,6 +19,7 @@ const INVOICE_FIELDS = [
   'totalVat',
   'totalInclVat',
   'settledAmount',
+  'taxExempt',
 ] as const;
 const CUSTOMER_FIELDS = ['name', 'handle', 'billingAddress'] as const;
 const ITEM_FIELDS = [
@@ -28,7 +31,9 @@ const ITEM_FIELDS = [
   'unitAmount',
   'discountPercentage',
   'discountAmount',
+  'taxCode',
   'taxRate',
+  'taxBehavior',
   'amount',
   'taxAmount',
 ] as const;
@@ -145,22 +150,16 @@ function addressLines(address: BillingAddress): string[] {
 export const kindOf = (invoice: Pick<Invoice, 'type'>): string =>
   invoice.type === 'credit_note' ? 'Credit note' : 'Invoice';
 
-type TaxGroup = { label: string; net: bigint; tax: bigint };
+const TAX_ROW_SUFFIX: Partial<Record<TaxBreakdownRow['category'], string>> = {
+  AE: ' reverse charge',
+  E: ' exempt',
+};
 
-/** Net and VAT per rate, lowest rate first; lines without a tax code form their own group, last. */
-function taxBreakdown(items: readonly PdfItem[]): TaxGroup[] {
-  const byRate = new Map<string, { rate: Decimal | null; net: bigint; tax: bigint }>();
-  for (const item of items) {
-    const rate = item.taxRate == null ? null : new Decimal(item.taxRate);
-    const key = rate ? rate.toFixed() : 'none';
-    const group = byRate.get(key) ?? { rate, net: 0n, tax: 0n };
-    group.net += BigInt(item.amount);
-    group.tax += BigInt(item.taxAmount);
-    byRate.set(key, group);
-  }
-  return [...byRate.values()]
-    .sort((a, b) => (a.rate && b.rate ? a.rate.comparedTo(b.rate) : a.rate ? -1 : 1))
-    .map(({ rate, net, tax }) => ({ label: rate ? percent(rate.toFixed()) : 'Not taxable', net, tax }));
+/** How the VAT breakdown names a row (the rows are the API's `taxBreakdown`). */
+function taxRowLabel(row: TaxBreakdownRow): string {
+  if (row.taxRate === null) return 'Not taxable';
+  const inclusive = row.taxBehavior === 'inclusive' ? ' incl.' : '';
+  return `${percent(row.taxRate)}${inclusive}${TAX_ROW_SUFFIX[row.category] ?? ''}`;
 }
 
 /** No vertical lines; thin horizontal rules under each row, the one under the head in ink. */
@@ -304,7 +303,8 @@ export class InvoicePdfDocument {
   private summary(): Content {
     const { invoice } = this.data;
     const { money } = this;
-    const groups = taxBreakdown(this.data.items);
+    const groups = taxBreakdown(this.data.items, invoice.taxExempt);
+    const note = taxNoteOf(invoice.taxExempt);
     const taxRows: TableCell[][] = [
       ['Rate', `Net (${money.currency})`, `VAT (${money.currency})`].map((text, i) => ({
         text,
@@ -312,9 +312,9 @@ export class InvoicePdfDocument {
         alignment: i === 0 ? 'left' : 'right',
       })),
       ...groups.map((group): TableCell[] => [
-        { text: group.label },
-        { text: money.amount(group.net), alignment: 'right' },
-        { text: money.amount(group.tax), alignment: 'right' },
+        { text: taxRowLabel(group) },
+        { text: money.amount(group.taxableAmount), alignment: 'right' },
+        { text: money.amount(group.taxAmount), alignment: 'right' },
       ]),
     ];
     const totals: [string, string, boolean][] = [
@@ -338,6 +338,7 @@ export class InvoicePdfDocument {
           stack: [
             { text: 'VAT breakdown', bold: true, margin: [0, 0, 0, 4] },
             { table: { widths: [114, 69, 69], body: taxRows }, layout: plainLayout },
+            ...(note ? [{ text: note, ...SMALL, margin: [0, 6, 0, 0] } satisfies Content] : []),
           ],
         },
         {

@@ -1,5 +1,6 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { tenantKeys } from '../../db/tenant-keys.ts';
+import { TAX_BEHAVIORS } from '../tax/tax-policy.ts';
 import type { Pricing } from './pricing.ts';
 
 export const TERM_UNITS = ['day', 'week', 'month', 'year'] as const;
@@ -30,6 +31,8 @@ export const PriceSchema = defineEntity({
     method: p.enum(BILLING_METHODS),
     /** Lowercase ISO 4217 code -> entry shaped by `priceModel` (see pricing.ts). */
     pricing: p.json<Pricing>(),
+    /** Whether the amounts include tax; invoice lines billed from the price carry it. */
+    taxBehavior: p.enum(TAX_BEHAVIORS).default('exclusive'),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().nullable(),
   },

@@ -1,7 +1,8 @@
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import { TaxBehaviorEnum } from '../tax/tax-policy.graphql.ts';
 import { BILLING_METHODS, PRICE_MODELS, type Price, PURCHASES, TERM_UNITS } from './price.entity.ts';
-import { PriceCreateInput, PriceUpdateInput } from './price.input.ts';
+import { PriceCreateGraphqlInput, PriceUpdateGraphqlInput } from './price.input.ts';
 import { priceLoaders } from './price.reads.ts';
 import { PriceService } from './price.service.ts';
 
@@ -34,6 +35,11 @@ export const PriceRef = builder.objectRef<Price>('Price').implement({
       description: 'When periods are billed. Fixed at creation; not part of the REST response.',
     }),
     pricing: t.expose('pricing', { type: 'JSONObject', description: PRICING_DESCRIPTION }),
+    taxBehavior: t.expose('taxBehavior', {
+      type: TaxBehaviorEnum,
+      description:
+        'Whether the amounts include tax; invoice lines billed from the price carry it. Not in REST.',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
   }),
@@ -50,9 +56,10 @@ const PriceCreateInputRef = builder
       method: t.field({ type: BillingMethodEnum, required: true, description: 'Fixed at creation.' }),
       description: t.string({ description: 'At most 4000 characters.' }),
       pricing: t.field({ type: 'JSONObject', description: PRICING_DESCRIPTION }),
+      taxBehavior: t.field({ type: TaxBehaviorEnum, description: 'Defaults to exclusive.' }),
     }),
   })
-  .validate(PriceCreateInput);
+  .validate(PriceCreateGraphqlInput);
 
 const PriceUpdateInputRef = builder
   .inputType('PriceUpdateInput', {
@@ -65,9 +72,10 @@ const PriceUpdateInputRef = builder
       priceModel: t.field({ type: PriceModelEnum, required: true }),
       description: t.string({ description: 'At most 4000 characters.' }),
       pricing: t.field({ type: 'JSONObject', description: PRICING_DESCRIPTION }),
+      taxBehavior: t.field({ type: TaxBehaviorEnum, description: 'Left out: stays as it is.' }),
     }),
   })
-  .validate(PriceUpdateInput);
+  .validate(PriceUpdateGraphqlInput);
 
 const PriceCreatePayload = payloadType('PriceCreatePayload', 'price', PriceRef);
 const PriceUpdatePayload = payloadType('PriceUpdatePayload', 'price', PriceRef);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SUPPORTED_CURRENCIES } from '../../money/currency.ts';
 import { Decimal } from '../../money/decimal.ts';
 import { boundedText, fieldIssues } from '../../validation.ts';
+import { TAX_BEHAVIORS } from '../tax/tax-policy.ts';
 import { BILLING_METHODS, PRICE_MODELS, type PriceModel, PURCHASES, TERM_UNITS } from './price.entity.ts';
 import type { FeeEntry, PackageEntry, PricingEntry, TieredEntry } from './pricing.ts';
 
@@ -127,28 +128,45 @@ const replaceableFields = {
   pricing: PricingInput.nullish(),
 };
 
-export const PriceCreateInput = z
-  .strictObject({
-    ...replaceableFields,
-    purchase: z.enum(PURCHASES),
-    method: z.enum(BILLING_METHODS),
-  })
-  .superRefine(checkPricingEntries, whenModelIsValid);
-export type PriceCreateInput = z.infer<typeof PriceCreateInput>;
+const createFields = {
+  ...replaceableFields,
+  purchase: z.enum(PURCHASES),
+  method: z.enum(BILLING_METHODS),
+};
 
 /**
- * A full replacement: absent `description` and `pricing` become null and `{}`. `purchase` and
- * `method` are fixed at creation; they are accepted only when equal to the stored ones, so a
- * client may send back the body it created the price with.
+ * `purchase` and `method` are fixed at creation; an update accepts them only when equal to the stored
+ * ones, so a client may send back the body it created the price with.
  */
-export const PriceUpdateInput = z
-  .strictObject({
-    ...replaceableFields,
-    purchase: z.enum(PURCHASES).optional(),
-    method: z.enum(BILLING_METHODS).optional(),
-  })
+const updateFields = {
+  ...replaceableFields,
+  purchase: z.enum(PURCHASES).optional(),
+  method: z.enum(BILLING_METHODS).optional(),
+};
+
+/**
+ * GraphQL's inputs also take `taxBehavior` (absent: exclusive on creation, unchanged on update); the
+ * REST bodies keep the fields contract §2.8 lists.
+ */
+const taxBehavior = z.enum(TAX_BEHAVIORS).nullish();
+
+/** The body of `POST /prices`. */
+export const PriceCreateInput = z
+  .strictObject(createFields)
   .superRefine(checkPricingEntries, whenModelIsValid);
-export type PriceUpdateInput = z.infer<typeof PriceUpdateInput>;
+export const PriceCreateGraphqlInput = z
+  .strictObject({ ...createFields, taxBehavior })
+  .superRefine(checkPricingEntries, whenModelIsValid);
+export type PriceCreateInput = z.infer<typeof PriceCreateGraphqlInput>;
+
+/** A full replacement (`PUT /prices/{id}`): absent `description` and `pricing` become null and `{}`. */
+export const PriceUpdateInput = z
+  .strictObject(updateFields)
+  .superRefine(checkPricingEntries, whenModelIsValid);
+export const PriceUpdateGraphqlInput = z
+  .strictObject({ ...updateFields, taxBehavior })
+  .superRefine(checkPricingEntries, whenModelIsValid);
+export type PriceUpdateInput = z.infer<typeof PriceUpdateGraphqlInput>;
 
 /** Fields of the price response that are not request fields: ignored as input. */
 export const PRICE_READ_ONLY_FIELDS = ['id'] as const;

@@ -28,6 +28,7 @@ export class PriceService {
       environmentId: this.ctx.environmentId,
       purchase: input.purchase,
       method: input.method,
+      taxBehavior: input.taxBehavior ?? 'exclusive',
       ...replaceable(input),
     });
     await this.ctx.em.flush();
@@ -49,6 +50,8 @@ export class PriceService {
       }));
     if (fixed.length > 0) throw DomainError.invalidInput(fixed);
     Object.assign(price, replaceable(input), { updatedAt: new Date() });
+    // Not a REST field: a PUT that cannot send it leaves it as it is.
+    if (input.taxBehavior != null) price.taxBehavior = input.taxBehavior;
     await this.ctx.em.flush();
     this.ctx.loaders.forget(priceLoaders);
     return price;

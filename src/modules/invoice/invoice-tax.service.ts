@@ -1,0 +1,108 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { EnvironmentSchema, type TaxRounding } from '../../auth/environment.entity.ts';
+import type { ServiceContext } from '../../context.ts';
+import { leanFind } from '../../db/lean.ts';
+import { DomainError, type FieldPath } from '../../errors.ts';
+import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
+import { TaxCodeSchema } from '../tax/tax-code.entity.ts';
+import type { TaxExempt } from '../tax/tax-policy.ts';
+import { InvoiceArithmeticError, settlementStatus } from './invoice.arithmetic.ts';
+import { type ItemFields, totalsOf } from './invoice.change.ts';
+import { type Invoice, InvoiceItemSchema } from './invoice.entity.ts';
+import { computeTaxedLines } from './invoice.tax.ts';
+
+/** What a draft's tax is computed with: the environment's rounding and the customer's exemption now. */
+export type TaxPolicy = { taxRounding: TaxRounding; taxExempt: TaxExempt };
+
+export async function taxPolicyOf(
+  ctx: ServiceContext,
+  em: EntityManager,
+  customer: Pick<Customer, 'taxExempt'>,
+): Promise<TaxPolicy> {
+  const environment = await em.findOneOrFail(EnvironmentSchema, { id: ctx.environmentId });
+  return { taxRounding: environment.taxRounding, taxExempt: customer.taxExempt };
+}
+
+/**
+ * Sets every line's `amount` and `taxAmount` under `policy` (docs/tax.md). An exempt or reverse-charge
+ * customer's taxable lines carry 0 %; their tax code stays, naming the category the line would have.
+ */
+export function applyTaxPolicy(items: ItemFields[], policy: TaxPolicy, path: FieldPath): void {
+  if (policy.taxExempt !== 'none') {
+    for (const item of items) if (item.taxCode) item.taxRate = '0';
+  }
+  try {
+    const amounts = computeTaxedLines(
+      items.map((item) => ({
+        quantity: item.quantity,
+        unitAmount: item.unitAmount,
+        discountPercentage: item.discountPercentage,
+        discountAmount: item.discountAmount,
+        taxRate: item.taxRate ?? null,
+        taxCode: item.taxCode ?? null,
+        taxBehavior: item.taxBehavior,
+      })),
+      policy.taxRounding,
+    );
+    items.forEach((item, index) => {
+      Object.assign(item, amounts[index]);
+    });
+  } catch (error) {
+    if (!(error instanceof InvoiceArithmeticError)) throw error;
+    throw DomainError.onField('INVALID_INPUT', path, error.message);
+  }
+}
+
+/** The policy a draft of `invoice`'s customer is computed with now. */
+export async function currentTaxPolicy(
+  ctx: ServiceContext,
+  tx: EntityManager,
+  invoice: Invoice,
+): Promise<TaxPolicy> {
+  const customer = await tx.findOneOrFail(CustomerSchema, {
+    id: invoice.customerId,
+    environmentId: ctx.environmentId,
+  });
+  return taxPolicyOf(ctx, tx, customer);
+}
+
+/**
+ * Recomputes a draft invoice's lines and totals with the environment's rounding and the customer's
+ * exemption as they are now. A customer no longer exempt gets its lines' rates back from their tax
+ * codes (a code deleted since keeps the line at 0 %).
+ */
+export async function retaxDraft(
+  ctx: ServiceContext,
+  tx: EntityManager,
+  invoice: Invoice,
+  items: ItemFields[],
+  policy?: TaxPolicy,
+): Promise<void> {
+  const current = policy ?? (await currentTaxPolicy(ctx, tx, invoice));
+  if (current.taxExempt === 'none' && invoice.taxExempt !== 'none') {
+    const codes = [...new Set(items.flatMap((item) => (item.taxCode ? [item.taxCode] : [])))];
+    const taxCodes = codes.length
+      ? await leanFind(tx, TaxCodeSchema, { environmentId: ctx.environmentId, code: codes })
+      : [];
+    const rateByCode = new Map(taxCodes.map((taxCode) => [taxCode.code, taxCode.rate]));
+    for (const item of items) if (item.taxCode) item.taxRate = rateByCode.get(item.taxCode) ?? item.taxRate;
+  }
+  applyTaxPolicy(items, current, []);
+  Object.assign(invoice, current, totalsOf(items, []));
+  invoice.settlementStatus = settlementStatus(invoice.totalInclVat, invoice.settledAmount);
+}
+
+/**
+ * Before a draft is booked: its amounts follow the policy in force now. Drafts are recomputed
+ * whenever their lines change, so the lines are read again only when the policy changed since.
+ */
+export async function retaxForBooking(
+  ctx: ServiceContext,
+  tx: EntityManager,
+  invoice: Invoice,
+): Promise<void> {
+  const policy = await currentTaxPolicy(ctx, tx, invoice);
+  if (invoice.taxRounding === policy.taxRounding && invoice.taxExempt === policy.taxExempt) return;
+  const items = await tx.find(InvoiceItemSchema, { invoiceId: invoice.id, environmentId: ctx.environmentId });
+  await retaxDraft(ctx, tx, invoice, items, policy);
+}
