@@ -5,6 +5,7 @@ import { CustomerSchema } from '../customer/customer.entity.ts';
 import { CreditNoteService } from './credit-note.service.ts';
 import { assertDraft, changeInvoice, customerSummary } from './invoice.change.ts';
 import { type Invoice, InvoiceItemSchema } from './invoice.entity.ts';
+import { recordInvoiceEvent } from './invoice.events.ts';
 import { takeNextHandle } from './invoice-numbering.service.ts';
 import { retaxForBooking } from './invoice-tax.service.ts';
 
@@ -40,6 +41,11 @@ export class InvoiceBookingService {
           await new CreditNoteService(this.ctx).apply(tx, invoice, invoice.creditedInvoiceId);
         }
         await tx.flush();
+        await recordInvoiceEvent(
+          tx,
+          invoice.type === 'credit_note' ? 'credit_note.booked' : 'invoice.booked',
+          invoice,
+        );
         return invoice;
       });
     } catch (error) {

@@ -4,6 +4,7 @@ import { DomainError } from '../../errors.ts';
 import { settlementStatus } from './invoice.arithmetic.ts';
 import { changeInvoice } from './invoice.change.ts';
 import { type Invoice, type Settlement, SettlementSchema } from './invoice.entity.ts';
+import { recordInvoiceEvent } from './invoice.events.ts';
 import type { SettlementInput } from './invoice.input.ts';
 
 /** Settlements of booked invoices: payments, refunds, and what booking a credit note settles. */
@@ -36,6 +37,10 @@ export class InvoiceSettlementService {
         reference: input.reference ?? null,
         note: input.note ?? null,
       });
+      if (invoice.settlementStatus === 'settled' || invoice.settlementStatus === 'over_settled') {
+        await tx.flush();
+        await recordInvoiceEvent(tx, 'invoice.settled', invoice);
+      }
       return { invoice, settlement };
     });
   }
