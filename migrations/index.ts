@@ -7,6 +7,7 @@ import { Migration20261121003000Subscriptions } from './Migration20261121003000S
 import { Migration20261121009000TenantIsolation } from './Migration20261121009000TenantIsolation.ts';
 import { Migration20261121009100SubscriptionsTenantIsolation } from './Migration20261121009100SubscriptionsTenantIsolation.ts';
 import { Migration20261123000000TokenScopesEnvironmentKinds } from './Migration20261123000000TokenScopesEnvironmentKinds.ts';
+import { Migration20261123110000CreditBalance } from './Migration20261123110000CreditBalance.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
     name: 'Migration20261123000000TokenScopesEnvironmentKinds',
     class: Migration20261123000000TokenScopesEnvironmentKinds,
   },
+  { name: 'Migration20261123110000CreditBalance', class: Migration20261123110000CreditBalance },
 ];

@@ -2,6 +2,7 @@ import { ApiTokenSchema } from '../auth/api-token.entity.ts';
 import { EnvironmentSchema } from '../auth/environment.entity.ts';
 import type { Route } from '../rest/router.ts';
 import { auditModule } from './audit/audit.module.ts';
+import { balanceModule } from './balance/balance.module.ts';
 import { billingModule } from './billing/billing.module.ts';
 import { customerModule } from './customer/customer.module.ts';
 import { environmentModule } from './environment/environment.module.ts';
@@ -22,6 +23,7 @@ export const modules: readonly BillingModule[] = [
   priceModule,
   ledgerModule,
   invoiceModule,
+  balanceModule,
   subscriptionModule,
   billingModule,
   auditModule,
