@@ -79,7 +79,7 @@ export function balanceFixtures(t: TestApp) {
 
     /** The balance row and Σ of the movements, read from the database. */
     async balanceRows(env: TestEnvironment, customerId: string, currency = 'EUR') {
-      const [row] = await t.sql(
+      const [row] = await t.sql<{ balance: string | null; movements: string; refunds: string }>(
         `select
            (select amount from customer_balance where environment_id = $1 and customer_id = $2 and currency = $3) as balance,
            (select coalesce(sum(amount), 0) from balance_transaction
@@ -87,6 +87,7 @@ export function balanceFixtures(t: TestApp) {
            (select count(*) from refund where environment_id = $1 and customer_id = $2) as refunds`,
         [env.id, customerId, currency],
       );
+      if (!row) throw new Error('the balance query returned no row');
       return {
         balance: row.balance === null ? null : Number(row.balance),
         movements: Number(row.movements),
