@@ -1,5 +1,6 @@
 import { builder } from '../../graphql/builder.ts';
 import { type UserError, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
+import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
 import { CustomerRef } from '../customer/customer.graphql.ts';
 import { InvoiceRef } from '../invoice/invoice.graphql.ts';
 import { invoiceLoaders } from '../invoice/invoice.reads.ts';
@@ -93,6 +94,7 @@ builder.objectFields(CustomerRef, (t) => ({
   balances: t.field({
     type: [CustomerBalanceRef],
     description: 'The credit balance per currency the customer has had one in.',
+    complexity: listCost(LIST_BOUNDS.customerBalances),
     resolve: (customer, _args, ctx) => ctx.loaders.of(balanceLoaders).balancesByCustomerId.load(customer.id),
   }),
   balanceTransactions: t.connection(
