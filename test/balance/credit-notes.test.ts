@@ -149,6 +149,31 @@ describe('credit notes by amount, by quantity and with free lines', () => {
     expect(await creditNoteCount(invoice.id)).toBe(0);
   });
 
+  it('credits a negative line only whole, and only by settling the invoice', async () => {
+    // given an invoice of 1000 with a discount line of −200
+    const invoice = await f.bookedInvoice(env, customerId, [1000, -200]);
+    const discountLine = invoice.items[1]?.id;
+
+    const part = await f.creditNote(env, invoice.id, { lines: [{ itemId: discountLine, amount: 100 }] });
+    const whole = await f.creditNote(env, invoice.id, { itemIds: [discountLine], outcome: 'credit_balance' });
+    const refused = await f.book(env, whole.creditNote.id);
+
+    expect(part.userErrors).toEqual([
+      {
+        field: ['input', 'lines', '0', 'amount'],
+        message: expect.stringContaining('positive'),
+        code: 'CONFLICT',
+      },
+    ]);
+    expect(whole.creditNote).toMatchObject({ totalInclVat: -200 });
+    expect(refused.userErrors).toEqual([
+      { field: null, message: expect.stringContaining('negative'), code: 'CONFLICT' },
+    ]);
+    const rows = await t.sql('select status from invoice where credited_invoice_id = $1', [invoice.id]);
+    expect(rows).toEqual([{ status: 'draft' }]);
+    expect((await f.balanceRows(env, customerId)).movements).toBe(0);
+  });
+
   it('shows a credit note through REST as the contract has it', async () => {
     const invoice = await f.bookedInvoice(env, customerId, [400]);
     const note = await f.creditNote(env, invoice.id, {
