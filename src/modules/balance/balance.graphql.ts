@@ -113,7 +113,7 @@ builder.objectFields(CustomerRef, (t) => ({
 const RefundCreateInputRef = builder
   .inputType('RefundCreateInput', {
     fields: (t) => ({
-      currency: t.string({ required: true }),
+      currency: t.string({ description: "Defaults to the customer's currency." }),
       amount: t.field({ type: 'SafeInt', required: true, description: 'Minor units, more than 0.' }),
       date: t.field({ type: 'Date', description: 'Defaults to today (UTC).' }),
       reference: t.string(),

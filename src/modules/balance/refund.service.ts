@@ -26,23 +26,26 @@ export class RefundService {
     const result = await this.ctx.em.transactional(
       async (em) => {
         const tx = em as EntityManager;
-        if (!(await tx.findOne(CustomerSchema, { id: customerId, environmentId }))) {
-          throw DomainError.notFound('Customer', customerId);
+        const customer = await tx.findOne(CustomerSchema, { id: customerId, environmentId });
+        if (!customer) throw DomainError.notFound('Customer', customerId);
+        const currency = input.currency ?? customer.currency;
+        if (!currency) {
+          throw DomainError.onField('INVALID_INPUT', ['currency'], 'the customer has no currency; name one');
         }
         const balances = new CreditBalanceService(this.ctx);
-        const balance = await balances.lock(tx, customerId, input.currency);
+        const balance = await balances.lock(tx, customerId, currency);
         if (input.amount > balance.amount) {
           throw DomainError.onField(
             'CONFLICT',
             ['amount'],
-            `the customer's ${input.currency} balance is ${balance.amount}; it cannot refund ${input.amount}`,
+            `the customer's ${currency} balance is ${balance.amount}; it cannot refund ${input.amount}`,
           );
         }
         const date = input.date ?? today();
         const refund = tx.create(RefundSchema, {
           environmentId,
           customerId,
-          currency: input.currency,
+          currency,
           amount: input.amount,
           creditNoteId: null,
           date,
