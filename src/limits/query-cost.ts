@@ -27,6 +27,8 @@ export const LIST_BOUNDS = {
   /** Not capped: one invoice and at most one error per customer billed by the run. */
   billingRunInvoices: 1000,
   billingRunErrors: 1000,
+  /** Not capped: one per currency a customer was billed or credited in, a handful in practice. */
+  customerBalances: 100,
 } as const;
 
 /** The cost of a list field holding at most `bound` elements. */

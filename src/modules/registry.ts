@@ -5,6 +5,7 @@ import { idempotencyTasks } from '../idempotency/idempotency.jobs.ts';
 import type { JobDependencies } from '../jobs/runner.ts';
 import type { Route } from '../rest/router.ts';
 import { auditModule } from './audit/audit.module.ts';
+import { balanceModule } from './balance/balance.module.ts';
 import { billingModule } from './billing/billing.module.ts';
 import { customerModule } from './customer/customer.module.ts';
 import { environmentModule } from './environment/environment.module.ts';
@@ -26,6 +27,7 @@ export const modules: readonly BillingModule[] = [
   priceModule,
   ledgerModule,
   invoiceModule,
+  balanceModule,
   subscriptionModule,
   billingModule,
   auditModule,

@@ -21,7 +21,9 @@ export type Target =
   | 'subscription'
   | 'subscriptionItem'
   | 'usageItem'
-  | 'billingRun';
+  | 'billingRun'
+  /** A customer with credit on its EUR balance (from an over-payment). */
+  | 'creditedCustomer';
 
 /** One object of each kind, made once per environment and left alone (requests naming them must fail or not write). */
 export type Shared = Record<Target, string>;
@@ -235,7 +237,8 @@ export function tenantFixtures(t: TestApp) {
 
   /**
    * Fills `env` with one object of each kind (rows in every tenant table: a booked and partly settled
-   * invoice, a booked credit note, an idempotency key, the numbering, the audit trail, a subscription
+   * invoice, a booked credit note, an over-payment on the customer's balance and a refund of part of it,
+   * an idempotency key, the numbering, the audit trail, a subscription
    * with usage, a billing run and the period it billed) and returns them.
    */
   async function populate(env: MarkedEnvironment): Promise<Shared> {
@@ -278,6 +281,25 @@ export function tenantFixtures(t: TestApp) {
       subscription.items.find((item) => item.method === method)?.id as string;
     await recordUsage(env, itemOf('event_based'));
     const billingRun = await runBilling(env);
+    // An over-payment of the credited invoice puts 500 on the customer's balance; a refund takes 100.
+    await mutate(
+      env,
+      'invoiceSettle',
+      '$id: UUID!, $input: InvoiceSettleInput!',
+      'id: $id, input: $input',
+      'invoice',
+      'id',
+      { id: credited.id, input: { amount: 500, date: INVOICE_DATE } },
+    );
+    await mutate(
+      env,
+      'refundCreate',
+      '$customerId: UUID!, $input: RefundCreateInput!',
+      'customerId: $customerId, input: $input',
+      'refund',
+      'id',
+      { customerId: customer, input: { currency: 'EUR', amount: 100, date: INVOICE_DATE } },
+    );
     return {
       customer,
       product: product.id,
@@ -294,6 +316,7 @@ export function tenantFixtures(t: TestApp) {
       subscriptionItem: itemOf('advance'),
       usageItem: itemOf('event_based'),
       billingRun,
+      creditedCustomer: customer,
     };
   }
 
@@ -340,6 +363,21 @@ export function tenantFixtures(t: TestApp) {
       }
       case 'billingRun':
         return runBilling(env);
+      case 'creditedCustomer': {
+        const customer = await createCustomer(env);
+        const { id } = await createDraft(env, customer);
+        await book(env, id);
+        await mutate(
+          env,
+          'invoiceSettle',
+          '$id: UUID!, $input: InvoiceSettleInput!',
+          'id: $id, input: $input',
+          'invoice',
+          'id',
+          { id, input: { amount: 2500, date: INVOICE_DATE } },
+        );
+        return customer;
+      }
     }
   }
 

@@ -1,21 +1,16 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
 import { today } from '../../dates/calendar.ts';
+import { leanFind } from '../../db/lean.ts';
 import { DomainError, type FieldIssue } from '../../errors.ts';
+import { TaxCodeSchema } from '../tax/tax-code.entity.ts';
+import type { CreditNoteInput } from './credit-note.input.ts';
+import { type Creditable, creditLines } from './credit-note.lines.ts';
 import { settlementStatus } from './invoice.arithmetic.ts';
-import {
-  forgetInvoices,
-  ITEM_FIELDS,
-  type ItemFields,
-  invoiceTransaction,
-  lockInvoice,
-  totalsOf,
-} from './invoice.change.ts';
-import { type Invoice, type InvoiceItem, InvoiceItemSchema, InvoiceSchema } from './invoice.entity.ts';
-import type { CreditNoteCreateInput } from './invoice.input.ts';
-import { InvoiceSettlementService } from './invoice-settlement.service.ts';
+import { forgetInvoices, invoiceTransaction, lockInvoice, totalsOf } from './invoice.change.ts';
+import { type Invoice, InvoiceItemSchema, InvoiceSchema } from './invoice.entity.ts';
 
-/** Credit notes: drafted from the lines of a booked invoice, applied to it when booked. */
+/** Credit notes: drafted from the lines of a booked invoice (in full or in part) and free lines. */
 export class CreditNoteService {
   private readonly ctx: ServiceContext;
 
@@ -24,10 +19,10 @@ export class CreditNoteService {
   }
 
   /**
-   * A draft credit note for some or all lines of a booked invoice, each line credited in full and
-   * at most once (drafts included: deleting a draft credit note frees its lines).
+   * A draft credit note for a booked invoice. No line is credited beyond its amount: what draft and
+   * booked credit notes took counts (deleting a draft credit note frees what it took).
    */
-  async create(invoiceId: string, input: CreditNoteCreateInput): Promise<Invoice> {
+  async create(invoiceId: string, input: CreditNoteInput): Promise<Invoice> {
     const { environmentId } = this.ctx;
     const creditNote = await invoiceTransaction(this.ctx, async (tx) => {
       const original = await lockInvoice(this.ctx, tx, invoiceId);
@@ -37,23 +32,16 @@ export class CreditNoteService {
       if (original.status !== 'booked') {
         throw new DomainError('CONFLICT', 'only booked invoices can be credited');
       }
-      const lines = await tx.find(
-        InvoiceItemSchema,
-        { invoiceId, environmentId },
-        { orderBy: { id: 'asc' } },
-      );
-      const credits = await tx.find(InvoiceItemSchema, {
-        environmentId,
-        creditedItemId: { $in: lines.map((line) => line.id) },
-      });
-      const credited = new Set(credits.map((credit) => credit.creditedItemId));
-      const selected = input.itemIds
-        ? selectLines(lines, credited, input.itemIds)
-        : lines.filter((line) => !credited.has(line.id));
-      if (selected.length === 0) {
+      const creditable = await this.creditable(tx, invoiceId);
+      const lines = creditLines(creditable, input, await this.freeLineTaxRates(tx, input));
+      if (lines.length === 0) {
         throw new DomainError('CONFLICT', 'every line of this invoice has already been credited');
       }
-      const totals = totalsOf(selected, ['itemIds']);
+      const totals = totalsOf(
+        lines.map((line) => line.fields),
+        input.lines || input.freeLines ? ['lines'] : ['itemIds'],
+      );
+      if (input.freeLines) await this.assertWithinInvoice(tx, original, totals.totalInclVat);
       const note = tx.create(InvoiceSchema, {
         environmentId,
         type: 'credit_note',
@@ -62,6 +50,8 @@ export class CreditNoteService {
         customerId: original.customerId,
         customerSnapshot: null,
         creditedInvoiceId: original.id,
+        creditReason: input.reason ?? 'other',
+        creditOutcome: input.outcome ?? 'settle_invoice',
         currency: original.currency,
         date: input.date ?? today(),
         dueDate: null,
@@ -72,9 +62,13 @@ export class CreditNoteService {
         settledAmount: 0,
         settlementStatus: settlementStatus(totals.totalInclVat, 0),
       });
-      for (const line of selected) {
-        const copy = Object.fromEntries(ITEM_FIELDS.map((field) => [field, line[field]])) as ItemFields;
-        tx.create(InvoiceItemSchema, { environmentId, invoiceId: note.id, creditedItemId: line.id, ...copy });
+      for (const line of lines) {
+        tx.create(InvoiceItemSchema, {
+          environmentId,
+          invoiceId: note.id,
+          creditedItemId: line.creditedItemId,
+          ...line.fields,
+        });
       }
       return note;
     });
@@ -82,46 +76,58 @@ export class CreditNoteService {
     return creditNote;
   }
 
-  /** Booking a credit note settles its total on the credited invoice, and the credit note by it. */
-  async apply(tx: EntityManager, creditNote: Invoice, creditedInvoiceId: string): Promise<void> {
-    const original = await lockInvoice(this.ctx, tx, creditedInvoiceId);
-    const amount = creditNote.totalInclVat;
-    if (amount === 0) return;
-    const settlements = new InvoiceSettlementService(this.ctx);
-    settlements.addSettlement(tx, original, {
-      date: creditNote.date,
-      amount,
-      reference: creditNote.handle,
-      note: 'Credit note',
+  /** The invoice's lines with what credit notes have not taken of each yet. */
+  private async creditable(tx: EntityManager, invoiceId: string): Promise<Creditable[]> {
+    const { environmentId } = this.ctx;
+    const lines = await tx.find(InvoiceItemSchema, { invoiceId, environmentId }, { orderBy: { id: 'asc' } });
+    const credits = await tx.find(InvoiceItemSchema, {
+      environmentId,
+      creditedItemId: { $in: lines.map((line) => line.id) },
     });
-    settlements.addSettlement(tx, creditNote, {
-      date: creditNote.date,
-      amount,
-      reference: original.handle,
-      note: 'Applied to the credited invoice',
-    });
-    forgetInvoices(this.ctx);
+    const taken = new Map<string, number>();
+    for (const credit of credits) {
+      const id = credit.creditedItemId as string;
+      taken.set(id, (taken.get(id) ?? 0) + credit.amount);
+    }
+    return lines.map((line) => ({ line, left: line.amount - (taken.get(line.id) ?? 0) }));
   }
-}
 
-function selectLines(
-  lines: InvoiceItem[],
-  credited: Set<string | null | undefined>,
-  itemIds: string[],
-): InvoiceItem[] {
-  const byId = new Map(lines.map((line) => [line.id, line]));
-  const unknown: FieldIssue[] = [];
-  const taken: FieldIssue[] = [];
-  itemIds.forEach((id, index) => {
-    if (!byId.has(id)) unknown.push({ path: ['itemIds', index], message: 'is not a line of this invoice' });
-    else if (credited.has(id))
-      taken.push({ path: ['itemIds', index], message: 'this line has already been credited' });
-  });
-  if (unknown.length > 0) {
-    throw new DomainError('INVALID_REFERENCE', 'The request names lines the invoice does not have', unknown);
+  private async freeLineTaxRates(tx: EntityManager, input: CreditNoteInput): Promise<Map<string, string>> {
+    const wanted = (input.freeLines ?? []).flatMap((line) => (line.taxCode ? [line.taxCode] : []));
+    if (wanted.length === 0) return new Map();
+    const codes = await leanFind(tx, TaxCodeSchema, {
+      environmentId: this.ctx.environmentId,
+      code: [...new Set(wanted)],
+    });
+    const rates = new Map(codes.map((code) => [code.code, code.rate]));
+    const unknown: FieldIssue[] = [];
+    (input.freeLines ?? []).forEach((line, index) => {
+      if (line.taxCode && !rates.has(line.taxCode)) {
+        unknown.push({
+          path: ['freeLines', index, 'taxCode'],
+          message: 'is not a tax code of this environment',
+        });
+      }
+    });
+    if (unknown.length > 0)
+      throw new DomainError('INVALID_REFERENCE', 'The request names unknown tax codes', unknown);
+    return rates;
   }
-  if (taken.length > 0) {
-    throw new DomainError('CONFLICT', 'The request names lines that have already been credited', taken);
+
+  /** Free lines credit no line in particular, so the invoice's total bounds all its credit notes. */
+  private async assertWithinInvoice(tx: EntityManager, original: Invoice, total: number): Promise<void> {
+    const [row] = await tx.execute<{ credited: string }[]>(
+      `select coalesce(sum(total_incl_vat), 0) as credited from invoice
+       where environment_id = ? and credited_invoice_id = ?`,
+      [this.ctx.environmentId, original.id],
+    );
+    const left = original.totalInclVat - Number(row?.credited ?? 0);
+    if (total > left) {
+      throw DomainError.onField(
+        'CONFLICT',
+        ['freeLines'],
+        `the credit note's total (${total}) is more than is left to credit of the invoice (${left})`,
+      );
+    }
   }
-  return lines.filter((line) => itemIds.includes(line.id));
 }

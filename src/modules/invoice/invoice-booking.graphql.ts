@@ -1,9 +1,11 @@
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, type UserError, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
+import { CreditNoteInput } from './credit-note.input.ts';
 import { CreditNoteService } from './credit-note.service.ts';
 import type { Invoice, Settlement } from './invoice.entity.ts';
+import { CREDIT_OUTCOMES, CREDIT_REASONS } from './invoice.entity.ts';
 import { InvoiceRef, SettlementRef } from './invoice.graphql.ts';
-import { CreditNoteCreateInput, SettlementInput } from './invoice.input.ts';
+import { SettlementInput } from './invoice.input.ts';
 import { InvoiceBookingService } from './invoice-booking.service.ts';
 import { InvoiceSettlementService } from './invoice-settlement.service.ts';
 
@@ -23,19 +25,62 @@ const InvoiceSettleInputRef = builder
   })
   .validate(SettlementInput);
 
+const CreditReasonEnum = builder.enumType('CreditReason', { values: CREDIT_REASONS });
+const CreditOutcomeEnum = builder.enumType('CreditOutcome', { values: CREDIT_OUTCOMES });
+
+builder.objectFields(InvoiceRef, (t) => ({
+  creditReason: t.expose('creditReason', { type: CreditReasonEnum, nullable: true }),
+  creditOutcome: t.expose('creditOutcome', {
+    type: CreditOutcomeEnum,
+    nullable: true,
+    description: 'On a credit note: what booking it does with its total.',
+  }),
+}));
+
+const CreditNoteLineInputRef = builder.inputType('CreditNoteLineInput', {
+  description: 'Part of an invoice line: either quantity (of its units) or amount (net, minor units).',
+  fields: (t) => ({
+    itemId: t.field({ type: 'UUID', required: true }),
+    quantity: t.float(),
+    amount: t.field({ type: 'SafeInt' }),
+  }),
+});
+
+const CreditNoteFreeLineInputRef = builder.inputType('CreditNoteFreeLineInput', {
+  description: 'A line crediting no invoice line (goodwill); net amount in minor units.',
+  fields: (t) => ({
+    title: t.string({ required: true }),
+    amount: t.field({ type: 'SafeInt', required: true }),
+    taxCode: t.string(),
+  }),
+});
+
 const CreditNoteCreateInputRef = builder
   .inputType('CreditNoteCreateInput', {
     fields: (t) => ({
       itemIds: t.field({
         type: ['UUID'],
         description:
-          'Lines of the invoice to credit, each in full; all lines not yet credited when left out.',
+          'Lines of the invoice to credit, each in full (what is left of it); all lines not yet credited when itemIds, lines and freeLines are left out.',
+      }),
+      lines: t.field({
+        type: [CreditNoteLineInputRef],
+        description: 'Lines credited in part; never more than is left to credit of each.',
+      }),
+      freeLines: t.field({ type: [CreditNoteFreeLineInputRef] }),
+      reason: t.field({
+        type: CreditReasonEnum,
+        description: 'Defaults to other.',
+      }),
+      outcome: t.field({
+        type: CreditOutcomeEnum,
+        description: 'What booking does with the total; defaults to settle_invoice.',
       }),
       date: t.field({ type: 'Date', description: 'Defaults to today (UTC).' }),
       memo: t.string(),
     }),
   })
-  .validate(CreditNoteCreateInput);
+  .validate(CreditNoteInput);
 
 type Payload<T> = { result: T | null; userErrors: UserError[] };
 

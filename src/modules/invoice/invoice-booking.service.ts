@@ -1,9 +1,11 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { ServiceContext } from '../../context.ts';
 import { DomainError } from '../../errors.ts';
+import { changeInvoiceWithBalance } from '../balance/balance.change.ts';
+import { CreditBalanceService } from '../balance/balance.service.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
-import { CreditNoteService } from './credit-note.service.ts';
-import { assertDraft, changeInvoice, customerSummary } from './invoice.change.ts';
+import { CreditNoteBookingService } from './credit-note-booking.service.ts';
+import { assertDraft, customerSummary } from './invoice.change.ts';
 import { type Invoice, InvoiceItemSchema } from './invoice.entity.ts';
 import { recordInvoiceEvent } from './invoice.events.ts';
 import { takeNextHandle } from './invoice-numbering.service.ts';
@@ -19,11 +21,12 @@ export class InvoiceBookingService {
 
   /**
    * Books a draft: takes the next gapless number of its type, freezes the customer onto it and,
-   * for a credit note, settles its total on the invoice it credits. All in one transaction.
+   * for a credit note, does what its outcome says with its total; an invoice uses the customer's
+   * credit balance in its currency. All in one transaction.
    */
   async book(id: string): Promise<Invoice> {
     try {
-      return await changeInvoice(this.ctx, id, async (tx, invoice) => {
+      return await changeInvoiceWithBalance(this.ctx, id, async (tx, invoice, balance) => {
         assertDraft(invoice);
         const { environmentId } = this.ctx;
         if ((await tx.count(InvoiceItemSchema, { invoiceId: id, environmentId })) === 0) {
@@ -38,7 +41,9 @@ export class InvoiceBookingService {
         invoice.bookedAt = new Date();
         invoice.updatedAt = invoice.bookedAt;
         if (invoice.creditedInvoiceId) {
-          await new CreditNoteService(this.ctx).apply(tx, invoice, invoice.creditedInvoiceId);
+          await new CreditNoteBookingService(this.ctx).apply(tx, invoice, balance);
+        } else {
+          await new CreditBalanceService(this.ctx).applyTo(tx, balance, invoice);
         }
         await tx.flush();
         await recordInvoiceEvent(

@@ -1,8 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
 import { DomainError } from '../../errors.ts';
+import { changeInvoiceWithBalance } from '../balance/balance.change.ts';
+import { CreditBalanceService, excessOf } from '../balance/balance.service.ts';
 import { settlementStatus } from './invoice.arithmetic.ts';
-import { changeInvoice } from './invoice.change.ts';
 import { type Invoice, type Settlement, SettlementSchema } from './invoice.entity.ts';
 import { recordInvoiceEvent } from './invoice.events.ts';
 import type { SettlementInput } from './invoice.input.ts';
@@ -15,9 +16,12 @@ export class InvoiceSettlementService {
     this.ctx = ctx;
   }
 
-  /** Records a settlement of a booked invoice; its status and amount due follow. */
+  /**
+   * Records a settlement of a booked invoice; its status and amount due follow, and what it pays
+   * beyond the total goes to the customer's balance.
+   */
   async settle(id: string, input: SettlementInput): Promise<{ invoice: Invoice; settlement: Settlement }> {
-    return changeInvoice(this.ctx, id, async (tx, invoice) => {
+    return changeInvoiceWithBalance(this.ctx, id, async (tx, invoice, balance) => {
       if (invoice.status !== 'booked') {
         throw new DomainError('CONFLICT', 'only booked invoices can be settled; book the draft first');
       }
@@ -31,12 +35,14 @@ export class InvoiceSettlementService {
             : 'must be less than 0: the invoice total is negative, so settling it pays money out',
         );
       }
+      const excessBefore = excessOf(invoice);
       const settlement = this.addSettlement(tx, invoice, {
         date: input.date,
         amount: input.amount,
         reference: input.reference ?? null,
         note: input.note ?? null,
       });
+      new CreditBalanceService(this.ctx).recordExcess(tx, balance, invoice, excessBefore);
       if (invoice.settlementStatus === 'settled' || invoice.settlementStatus === 'over_settled') {
         await tx.flush();
         await recordInvoiceEvent(tx, 'invoice.settled', invoice);

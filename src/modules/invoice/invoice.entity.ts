@@ -11,6 +11,19 @@ export type InvoiceType = (typeof INVOICE_TYPES)[number];
 export const INVOICE_STATUSES = ['draft', 'booked'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 
+export const CREDIT_REASONS = [
+  'duplicate',
+  'fraudulent',
+  'order_change',
+  'product_unsatisfactory',
+  'other',
+] as const;
+export type CreditReason = (typeof CREDIT_REASONS)[number];
+
+/** What booking a credit note does with its total (docs/credit-balance.md). */
+export const CREDIT_OUTCOMES = ['settle_invoice', 'credit_balance', 'refund'] as const;
+export type CreditOutcome = (typeof CREDIT_OUTCOMES)[number];
+
 /** The customer as the invoice names it (contract 2.2); frozen onto the invoice when it is booked. */
 export type InvoiceCustomer = {
   id: string;
@@ -34,6 +47,9 @@ export const InvoiceSchema = defineEntity({
     customerSnapshot: p.json<InvoiceCustomer>().nullable(),
     /** For a credit note: the booked invoice it credits. */
     creditedInvoiceId: p.uuid().nullable(),
+    /** For a credit note: why it was issued, and what booking it does with its total. */
+    creditReason: p.enum(CREDIT_REASONS).nullable(),
+    creditOutcome: p.enum(CREDIT_OUTCOMES).nullable(),
     currency: p.string().length(3),
     date: p.date(),
     dueDate: p.date().nullable(),
@@ -72,7 +88,7 @@ export const InvoiceItemSchema = defineEntity({
         .fieldName('invoice_id')
         .foreignKeyName('invoice_item_invoice_id_fkey')
         .deleteRule('cascade'),
-    /** For a credit note line: the invoice line it credits (each line is credited at most once). */
+    /** For a credit note line: the invoice line it credits (in full or in part). */
     creditedItemId: p.uuid().nullable(),
     quantity: p.decimal('string').precision(21).scale(6),
     /** Minor units, possibly fractional. */

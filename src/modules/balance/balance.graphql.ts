@@ -1,0 +1,156 @@
+import { builder } from '../../graphql/builder.ts';
+import { type UserError, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
+import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
+import { CustomerRef } from '../customer/customer.graphql.ts';
+import { InvoiceRef } from '../invoice/invoice.graphql.ts';
+import { invoiceLoaders } from '../invoice/invoice.reads.ts';
+import {
+  BALANCE_TRANSACTION_TYPES,
+  type BalanceTransaction,
+  type CustomerBalance,
+  type Refund,
+} from './balance.entity.ts';
+import { RefundCreateInput } from './balance.input.ts';
+import { BalanceReads, balanceLoaders } from './balance.reads.ts';
+import { RefundService } from './refund.service.ts';
+
+const BalanceTransactionTypeEnum = builder.enumType('BalanceTransactionType', {
+  values: BALANCE_TRANSACTION_TYPES,
+});
+
+export const CustomerBalanceRef = builder.objectRef<CustomerBalance>('CustomerBalance').implement({
+  description: "A customer's credit in one currency, in its minor unit; never negative.",
+  fields: (t) => ({
+    currency: t.exposeString('currency'),
+    amount: t.expose('amount', { type: 'SafeInt' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+const RefundRef = builder.objectRef<Refund>('Refund').implement({
+  description: 'Money paid back to the customer, from its balance or for a credit note.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    currency: t.exposeString('currency'),
+    amount: t.expose('amount', { type: 'SafeInt' }),
+    date: t.expose('date', { type: 'Date' }),
+    reference: t.exposeString('reference', { nullable: true }),
+    note: t.exposeString('note', { nullable: true }),
+    creditNote: t.field({
+      type: InvoiceRef,
+      nullable: true,
+      description: 'The credit note booked with outcome refund; null for a refund from the balance.',
+      resolve: (refund, _args, ctx) =>
+        refund.creditNoteId ? ctx.loaders.of(invoiceLoaders).byId.load(refund.creditNoteId) : null,
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+const BalanceTransactionRef = builder.objectRef<BalanceTransaction>('BalanceTransaction').implement({
+  description: 'One movement of a credit balance: positive adds credit, negative uses it.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    type: t.expose('type', { type: BalanceTransactionTypeEnum }),
+    currency: t.exposeString('currency'),
+    amount: t.expose('amount', { type: 'SafeInt' }),
+    invoice: t.field({
+      type: InvoiceRef,
+      nullable: true,
+      description: 'overpayment: the over-settled invoice; applied: the invoice the balance settled.',
+      resolve: (row, _args, ctx) =>
+        row.invoiceId && row.type !== 'credit_note'
+          ? ctx.loaders.of(invoiceLoaders).byId.load(row.invoiceId)
+          : null,
+    }),
+    creditNote: t.field({
+      type: InvoiceRef,
+      nullable: true,
+      description: 'credit_note: the credit note booked with outcome credit_balance.',
+      resolve: (row, _args, ctx) =>
+        row.invoiceId && row.type === 'credit_note'
+          ? ctx.loaders.of(invoiceLoaders).byId.load(row.invoiceId)
+          : null,
+    }),
+    refund: t.field({
+      type: RefundRef,
+      nullable: true,
+      resolve: (row, _args, ctx) => (row.refundId ? new BalanceReads(ctx).refund(row.refundId) : null),
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+const BalanceTransactionConnectionRef = builder.connectionObject(
+  { type: BalanceTransactionRef, name: 'BalanceTransactionConnection' },
+  { name: 'BalanceTransactionEdge' },
+);
+const RefundConnectionRef = builder.connectionObject(
+  { type: RefundRef, name: 'RefundConnection' },
+  { name: 'RefundEdge' },
+);
+
+builder.objectFields(CustomerRef, (t) => ({
+  balances: t.field({
+    type: [CustomerBalanceRef],
+    description: 'The credit balance per currency the customer has had one in.',
+    complexity: listCost(LIST_BOUNDS.customerBalances),
+    resolve: (customer, _args, ctx) => ctx.loaders.of(balanceLoaders).balancesByCustomerId.load(customer.id),
+  }),
+  balanceTransactions: t.connection(
+    {
+      type: BalanceTransactionRef,
+      resolve: (customer, page, ctx) => new BalanceReads(ctx).transactions(customer.id, page),
+    },
+    BalanceTransactionConnectionRef,
+  ),
+  refunds: t.connection(
+    { type: RefundRef, resolve: (customer, page, ctx) => new BalanceReads(ctx).refunds(customer.id, page) },
+    RefundConnectionRef,
+  ),
+}));
+
+const RefundCreateInputRef = builder
+  .inputType('RefundCreateInput', {
+    fields: (t) => ({
+      currency: t.string({ description: "Defaults to the customer's currency." }),
+      amount: t.field({ type: 'SafeInt', required: true, description: 'Minor units, more than 0.' }),
+      date: t.field({ type: 'Date', description: 'Defaults to today (UTC).' }),
+      reference: t.string(),
+      note: t.string(),
+    }),
+  })
+  .validate(RefundCreateInput);
+
+type RefundResult = { refund: Refund; balance: CustomerBalance };
+
+const RefundCreatePayload = builder
+  .objectRef<{ result: RefundResult | null; userErrors: UserError[] }>('RefundCreatePayload')
+  .implement({
+    fields: (t) => ({
+      refund: t.field({
+        type: RefundRef,
+        nullable: true,
+        resolve: (payload) => payload.result?.refund ?? null,
+      }),
+      balance: t.field({
+        type: CustomerBalanceRef,
+        nullable: true,
+        resolve: (payload) => payload.result?.balance ?? null,
+      }),
+      userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors }),
+    }),
+  });
+
+builder.mutationFields((t) => ({
+  refundCreate: t.field({
+    type: RefundCreatePayload,
+    description: 'Records money paid back to a customer out of its credit balance, which it reduces.',
+    args: {
+      customerId: t.arg({ type: 'UUID', required: true }),
+      input: t.arg({ type: RefundCreateInputRef, required: true }),
+    },
+    resolve: (_root, { customerId, input }, ctx) =>
+      withUserErrors('result', () => new RefundService(ctx).create(customerId, input)),
+  }),
+}));
