@@ -1,9 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { invoiceFixtures } from '../invoice/fixtures.ts';
+import { billingFixtures } from '../subscription/fixtures.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 
 const t = setupTestApp();
 const f = invoiceFixtures(t);
+const b = billingFixtures(t);
 
 const EVENTS = `query ($type: EventType, $objectId: UUID, $createdAfter: DateTime) {
   events(first: 100, type: $type, objectId: $objectId, createdAfter: $createdAfter) {
@@ -122,5 +124,45 @@ describe('events', () => {
 
     const other = await t.createEnvironment('Other events');
     expect(await events(other)).toEqual([]);
+  });
+
+  it('follows a subscription through its changes and the billing run that bills it', async () => {
+    const customerId = await b.createCustomer(env);
+    const product = await b.createProduct(env, { handle: 'seat-events' });
+    const price = await b.createPrice(env, { pricing: { eur: { amount: 1000 } } });
+    const subscription = await b.subscribe(env, {
+      customerId,
+      term: { start: '2026-01-01' },
+      items: [{ productId: product.id, priceId: price.id, quantity: 2 }],
+    });
+    const itemId = subscription.items[0].id;
+    expect(
+      (await b.tryUpdate(env, subscription.id, { items: [{ id: itemId, quantity: 3 }] })).userErrors,
+    ).toEqual([]);
+    const run = await b.runBilling(env, '2026-01-15T00:00:00.000Z');
+    expect((await b.tryCancel(env, subscription.id)).userErrors).toEqual([]);
+
+    const about = await events(env, { objectId: subscription.id });
+    expect(about.map((event) => event.type)).toEqual([
+      'SUBSCRIPTION_CREATED',
+      'SUBSCRIPTION_UPDATED',
+      'SUBSCRIPTION_CANCELLED',
+    ]);
+    expect(about[0]?.data).toMatchObject({ id: subscription.id, status: 'active', items: [{ id: itemId }] });
+    expect(about[2]?.data).toMatchObject({ status: 'cancelled' });
+    const [finished] = await events(env, { objectId: run.id });
+    expect(finished).toMatchObject({
+      type: 'BILLING_RUN_FINISHED',
+      data: { id: run.id, status: 'succeeded' },
+    });
+  });
+
+  it('purges events past their retention', async () => {
+    const { purgeExpiredEvents } = await import('../../src/modules/event/event.service.ts');
+    const id = await f.createCustomer(env, { name: 'Old news' });
+    await t.sql(`update event set created_at = now() - interval '31 days' where object_id = $1`, [id]);
+    expect(await purgeExpiredEvents(t.orm.em.fork(), 30)).toBe(1);
+    expect(await events(env, { objectId: id })).toEqual([]);
+    expect((await events(env)).length).toBeGreaterThan(0);
   });
 });
