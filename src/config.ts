@@ -105,6 +105,8 @@ const ConfigSchema = z.object({
   BILLING_RUN_SCHEDULE: cronSchedule.default('0 * * * *'),
   /** Whether `npm start` runs the job worker too; `npm run worker` runs one alone. */
   JOB_WORKER: booleanFlag.default(true),
+  /** Days events are kept (GraphQL `events`); older ones are purged daily. */
+  EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** Jobs one worker runs at once. */
   JOB_CONCURRENCY: z.coerce.number().int().min(1).max(50).default(2),
 });

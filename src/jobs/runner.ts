@@ -3,8 +3,11 @@ import { parseCronItems, type Runner, run, type TaskList, Logger as WorkerLogger
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
 
-/** What a task needs besides its payload: the application's ORM and the logger. */
-export type JobDependencies = { orm: MikroORM; logger: Logger };
+/** What tasks may be configured with. */
+export type JobSettings = { eventRetentionDays: number };
+
+/** What a task needs besides its payload: the application's ORM, the logger and the settings. */
+export type JobDependencies = { orm: MikroORM; logger: Logger; settings: JobSettings };
 
 /** A periodic task: graphile-worker adds one job per tick of `schedule` (crontab), once for all processes. */
 export type CronTask = { task: string; schedule: string };

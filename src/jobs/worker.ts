@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import { IDEMPOTENCY_PURGE_TASK } from '../idempotency/idempotency.jobs.ts';
 import type { Logger } from '../logger.ts';
 import { BILLING_SCHEDULE_TASK } from '../modules/billing/billing.jobs.ts';
+import { EVENT_PURGE_TASK } from '../modules/event/event.jobs.ts';
 import { jobTasks } from '../modules/registry.ts';
 import { type CronTask, type JobRunner, startJobRunner } from './runner.ts';
 
@@ -11,16 +12,19 @@ import { type CronTask, type JobRunner, startJobRunner } from './runner.ts';
  * schedules, and a billing tick at start (a job already waiting for it is not doubled).
  */
 export async function startWorker(
-  config: Pick<Config, 'BILLING_RUN_SCHEDULE' | 'JOB_CONCURRENCY'>,
+  config: Pick<Config, 'BILLING_RUN_SCHEDULE' | 'JOB_CONCURRENCY' | 'EVENT_RETENTION_DAYS'>,
   { orm, ownerUrl, logger }: { orm: MikroORM; ownerUrl: string; logger: Logger },
 ): Promise<JobRunner> {
-  const cron: CronTask[] = [{ task: IDEMPOTENCY_PURGE_TASK, schedule: '17 * * * *' }];
+  const cron: CronTask[] = [
+    { task: IDEMPOTENCY_PURGE_TASK, schedule: '17 * * * *' },
+    { task: EVENT_PURGE_TASK, schedule: '23 3 * * *' },
+  ];
   const billing = config.BILLING_RUN_SCHEDULE !== 'off';
   if (billing) cron.push({ task: BILLING_SCHEDULE_TASK, schedule: config.BILLING_RUN_SCHEDULE });
   const runner = await startJobRunner({
     connectionString: ownerUrl,
     concurrency: config.JOB_CONCURRENCY,
-    tasks: jobTasks({ orm, logger }),
+    tasks: jobTasks({ orm, logger, settings: { eventRetentionDays: config.EVENT_RETENTION_DAYS } }),
     cron,
     logger,
   });

@@ -9,6 +9,7 @@ import { balanceModule } from './balance/balance.module.ts';
 import { billingModule } from './billing/billing.module.ts';
 import { customerModule } from './customer/customer.module.ts';
 import { environmentModule } from './environment/environment.module.ts';
+import { eventModule } from './event/event.module.ts';
 import { invoiceModule } from './invoice/invoice.module.ts';
 import { ledgerModule } from './ledger/ledger.module.ts';
 import type { BillingModule } from './module.ts';
@@ -30,6 +31,7 @@ export const modules: readonly BillingModule[] = [
   subscriptionModule,
   billingModule,
   auditModule,
+  eventModule,
 ];
 
 /** Every table the ORM maps: environments and tokens (authentication's), then each module's. */

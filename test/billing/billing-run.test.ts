@@ -188,7 +188,9 @@ describe('the server bills on schedule by itself', () => {
     if (server) await stopServer(server);
   });
 
-  it('bills what is due in every environment as jobs, never twice, and keeps billAt ahead of now', async () => {
+  it('bills what is due in every environment as jobs, never twice, and keeps billAt ahead of now', {
+    timeout: 90_000,
+  }, async () => {
     // given subscriptions created through GraphQL in two environments, due since January
     const first = await t.createEnvironment('Scheduled A');
     const second = await t.createEnvironment('Scheduled B');
@@ -236,7 +238,9 @@ describe('the server bills on schedule by itself', () => {
     expect(exitCode).toBe(0);
   });
 
-  it('bills with a worker alone (npm run worker) beside a server that runs none', async () => {
+  it('bills with a worker alone (npm run worker) beside a server that runs none', {
+    timeout: 90_000,
+  }, async () => {
     // given a due subscription and a server that leaves jobs to a separate worker
     const env = await t.createEnvironment('Worker alone');
     const { customerId } = await subscribedCustomer(env, '2026-02-01');

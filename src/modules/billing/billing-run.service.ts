@@ -5,6 +5,7 @@ import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.
 import { inEnvironment } from '../../db/tenant-transaction.ts';
 import { DomainError } from '../../errors.ts';
 import { billingRunsTotal } from '../../metrics.ts';
+import { recordEvent } from '../event/event.service.ts';
 import { assertBillableMoment } from './billing.clock.ts';
 import { LOCK_TAKEN, withBillingRunLock } from './billing.lock.ts';
 import { CustomerBillingService } from './billing-customer.service.ts';
@@ -139,6 +140,12 @@ export class BillingRunService {
       });
       run.status = status(run);
       run.finishedAt = new Date();
+      recordEvent(tx, run.environmentId, {
+        type: 'billing_run.finished',
+        objectType: 'billing_run',
+        objectId: run.id,
+        data: { ...run },
+      });
       return run;
     });
   }

@@ -3,6 +3,7 @@ import { flushOrFail } from '../../db/flush.ts';
 import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
+import { recordEvent } from '../event/event.service.ts';
 import { customerTaxIdentity } from '../tax/tax-identity.ts';
 import {
   BILLING_ADDRESS_FIELDS,
@@ -12,6 +13,7 @@ import {
 } from './customer.entity.ts';
 import type { CustomerCreateInput, CustomerUpdateInput } from './customer.input.ts';
 import { customerLoaders } from './customer.reads.ts';
+import { customerResponse } from './customer.rest.ts';
 
 const emptyAddress = (): BillingAddress =>
   Object.fromEntries(BILLING_ADDRESS_FIELDS.map((field) => [field, null])) as BillingAddress;
@@ -72,6 +74,7 @@ export class CustomerService {
       billingAddress: { ...emptyAddress(), ...input.billingAddress },
       ...customerTaxIdentity({ taxIds: [], taxExempt: 'none' }, input),
     });
+    this.recordEvent('customer.created', customer);
     await this.flush();
     return customer;
   }
@@ -89,9 +92,19 @@ export class CustomerService {
       customer.billingAddress = { ...emptyAddress(), ...billingAddress };
     }
     customer.updatedAt = new Date();
+    this.recordEvent('customer.updated', customer);
     await this.flush();
     this.ctx.loaders.forget(customerLoaders);
     return customer;
+  }
+
+  private recordEvent(type: 'customer.created' | 'customer.updated', customer: Customer): void {
+    recordEvent(this.ctx.em, this.ctx.environmentId, {
+      type,
+      objectType: 'customer',
+      objectId: customer.id,
+      data: customerResponse(customer),
+    });
   }
 
   private flush(): Promise<void> {

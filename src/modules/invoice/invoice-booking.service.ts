@@ -7,6 +7,7 @@ import { CustomerSchema } from '../customer/customer.entity.ts';
 import { CreditNoteBookingService } from './credit-note-booking.service.ts';
 import { assertDraft, customerSummary } from './invoice.change.ts';
 import { type Invoice, InvoiceItemSchema } from './invoice.entity.ts';
+import { recordInvoiceEvent } from './invoice.events.ts';
 import { takeNextHandle } from './invoice-numbering.service.ts';
 import { retaxForBooking } from './invoice-tax.service.ts';
 
@@ -45,6 +46,11 @@ export class InvoiceBookingService {
           await new CreditBalanceService(this.ctx).applyTo(tx, balance, invoice);
         }
         await tx.flush();
+        await recordInvoiceEvent(
+          tx,
+          invoice.type === 'credit_note' ? 'credit_note.booked' : 'invoice.booked',
+          invoice,
+        );
         return invoice;
       });
     } catch (error) {

@@ -4,6 +4,7 @@ import { dueDateFromTerm, OutsideCalendarError } from '../../dates/calendar.ts';
 import { leanFind } from '../../db/lean.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
 import { CustomerService } from '../customer/customer.service.ts';
+import { recordEvent } from '../event/event.service.ts';
 import { ProductSchema } from '../product/product.entity.ts';
 import { TaxCodeSchema } from '../tax/tax-code.entity.ts';
 import {
@@ -15,6 +16,7 @@ import {
 import {
   assertDraft,
   changeInvoice,
+  customerSummary,
   type ItemFields,
   invoiceTransaction,
   totalsOf,
@@ -28,6 +30,7 @@ import {
   MAX_LINES_PER_INVOICE,
 } from './invoice.input.ts';
 import { invoiceLoaders } from './invoice.reads.ts';
+import { invoiceResponse } from './invoice.rest.ts';
 import { applyTaxPolicy, retaxDraft, taxPolicyOf } from './invoice-tax.service.ts';
 
 /** The due date the customer's payment term gives, reported at `date` when it would pass year 9999. */
@@ -108,6 +111,17 @@ export class InvoiceDraftService {
       const lines = items.map((item) =>
         tx.create(InvoiceItemSchema, { environmentId, invoiceId: invoice.id, creditedItemId: null, ...item }),
       );
+      recordEvent(tx, environmentId, {
+        type: 'invoice.created',
+        objectType: 'invoice',
+        objectId: invoice.id,
+        data: invoiceResponse({
+          invoice,
+          customer: customerSummary(customer),
+          items: lines,
+          settlements: [],
+        }),
+      });
       return { invoice, lines };
     });
     // What the transaction wrote is what a read would find: the document needs no further queries.

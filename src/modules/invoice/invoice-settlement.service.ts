@@ -5,6 +5,7 @@ import { changeInvoiceWithBalance } from '../balance/balance.change.ts';
 import { CreditBalanceService, excessOf } from '../balance/balance.service.ts';
 import { settlementStatus } from './invoice.arithmetic.ts';
 import { type Invoice, type Settlement, SettlementSchema } from './invoice.entity.ts';
+import { recordInvoiceEvent } from './invoice.events.ts';
 import type { SettlementInput } from './invoice.input.ts';
 
 /** Settlements of booked invoices: payments, refunds, and what booking a credit note settles. */
@@ -42,6 +43,10 @@ export class InvoiceSettlementService {
         note: input.note ?? null,
       });
       new CreditBalanceService(this.ctx).recordExcess(tx, balance, invoice, excessBefore);
+      if (invoice.settlementStatus === 'settled' || invoice.settlementStatus === 'over_settled') {
+        await tx.flush();
+        await recordInvoiceEvent(tx, 'invoice.settled', invoice);
+      }
       return { invoice, settlement };
     });
   }

@@ -8,6 +8,7 @@ import { loadOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
 import { CustomerService } from '../customer/customer.service.ts';
+import { recordEvent } from '../event/event.service.ts';
 import { type Price, PriceSchema } from '../price/price.entity.ts';
 import { priceLoaders } from '../price/price.reads.ts';
 import { type Product, ProductSchema } from '../product/product.entity.ts';
@@ -123,7 +124,8 @@ export class SubscriptionService {
             'another subscription of this environment has this handle',
           ),
       });
-      for (const item of items) this.addItem(tx, subscription, item, 0);
+      const added = items.map((item) => this.addItem(tx, subscription, item, 0));
+      recordSubscriptionEvent(tx, 'subscription.created', subscription, added);
       return subscription;
     });
   }
@@ -174,16 +176,17 @@ export class SubscriptionService {
       for (const { item, quantity } of changes) changeQuantity(subscription, item, quantity, at);
       for (const item of removals) endItem(subscription, item, at);
       for (const item of items) refreshBillAt(subscription, item);
-      for (const item of added) {
+      const newItems = added.map((item) => {
         const term = { unit: item.price.termUnit, count: item.price.termCount };
-        this.addItem(
+        return this.addItem(
           tx,
           subscription,
           item,
           firstBoundaryOnOrAfter(subscription.startDate, term, dayOnOrAfter(at)),
         );
-      }
+      });
       this.touch(subscription, [...changes.map((change) => change.item), ...removals]);
+      recordSubscriptionEvent(tx, 'subscription.updated', subscription, [...items, ...newItems]);
       return subscription;
     });
   }
@@ -193,7 +196,7 @@ export class SubscriptionService {
    * period is billed, and the subscription no longer renews.
    */
   async cancel(id: string, at: Date = new Date()): Promise<Subscription> {
-    return this.change(id, async (_tx, subscription, items) => {
+    return this.change(id, async (tx, subscription, items) => {
       if (subscription.status !== 'active') {
         throw new DomainError('CONFLICT', `the subscription is already ${subscription.status}`);
       }
@@ -201,6 +204,7 @@ export class SubscriptionService {
       subscription.cancelledAt = at;
       for (const item of items) endItem(subscription, item, at);
       this.touch(subscription, items);
+      recordSubscriptionEvent(tx, 'subscription.cancelled', subscription, items);
       return subscription;
     });
   }
@@ -333,7 +337,7 @@ export class SubscriptionService {
     subscription: Subscription,
     resolved: ResolvedItem,
     firstPeriod: number,
-  ): void {
+  ): SubscriptionItem {
     const { price, product, input } = resolved;
     const term = { termUnit: price.termUnit, termCount: price.termCount };
     const startsOn = boundary(subscription.startDate, itemTerm(term), firstPeriod);
@@ -357,6 +361,7 @@ export class SubscriptionService {
       billAt: null,
     });
     refreshBillAt(subscription, item);
+    return item;
   }
 
   private touch(subscription: Subscription, items: SubscriptionItem[]): void {
@@ -393,4 +398,19 @@ export class SubscriptionService {
     // A fresh identity map: what the request loaded before must not stand in for the locked rows.
     return this.ctx.em.transactional((tx) => run(tx as EntityManager), { clear: true });
   }
+}
+
+/** An event about a subscription, carrying it and its items as GraphQL shows them. */
+function recordSubscriptionEvent(
+  tx: EntityManager,
+  type: 'subscription.created' | 'subscription.updated' | 'subscription.cancelled',
+  subscription: Subscription,
+  items: readonly SubscriptionItem[],
+): void {
+  recordEvent(tx, subscription.environmentId, {
+    type,
+    objectType: 'subscription',
+    objectId: subscription.id,
+    data: { ...subscription, items: items.map((item) => ({ ...item })) },
+  });
 }

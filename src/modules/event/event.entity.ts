@@ -1,0 +1,36 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { tenantKeys } from '../../db/tenant-keys.ts';
+
+/**
+ * The kinds of events, `<object>.<what happened>`. Each carries the object as the API shows it at
+ * that moment.
+ */
+export const EVENT_TYPES = [
+  'customer.created',
+  'customer.updated',
+  'invoice.created',
+  'invoice.booked',
+  'invoice.settled',
+  'credit_note.booked',
+  'subscription.created',
+  'subscription.updated',
+  'subscription.cancelled',
+  'billing_run.finished',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** One thing that happened to one object of an environment, recorded in the change's transaction. */
+export const EventSchema = defineEntity({
+  name: 'Event',
+  tableName: 'event',
+  properties: {
+    ...tenantKeys(),
+    type: p.string().length(60),
+    objectType: p.string().length(40),
+    objectId: p.uuid(),
+    data: p.json<Record<string, unknown>>(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export type Event = InferEntity<typeof EventSchema>;

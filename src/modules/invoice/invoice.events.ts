@@ -1,0 +1,32 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { CustomerSchema } from '../customer/customer.entity.ts';
+import type { EventType } from '../event/event.entity.ts';
+import { recordEvent } from '../event/event.service.ts';
+import { customerSummary } from './invoice.change.ts';
+import { type Invoice, InvoiceItemSchema, SettlementSchema } from './invoice.entity.ts';
+import { invoiceResponse } from './invoice.rest.ts';
+
+/**
+ * Records an event about an invoice or credit note, carrying it as its REST answer shows it, read
+ * in the transaction that changes it (after its changes are flushed).
+ */
+export async function recordInvoiceEvent(
+  tx: EntityManager,
+  type: EventType,
+  invoice: Invoice,
+): Promise<void> {
+  const { environmentId } = invoice;
+  const [items, settlements] = await Promise.all([
+    tx.find(InvoiceItemSchema, { invoiceId: invoice.id, environmentId }, { orderBy: { id: 'asc' } }),
+    tx.find(SettlementSchema, { invoiceId: invoice.id, environmentId }, { orderBy: { id: 'asc' } }),
+  ]);
+  const customer =
+    invoice.customerSnapshot ??
+    customerSummary(await tx.findOneOrFail(CustomerSchema, { id: invoice.customerId, environmentId }));
+  recordEvent(tx, environmentId, {
+    type,
+    objectType: invoice.type,
+    objectId: invoice.id,
+    data: invoiceResponse({ invoice, customer, items, settlements }),
+  });
+}
