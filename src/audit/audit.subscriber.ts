@@ -10,6 +10,14 @@ const ACTIONS: Partial<Record<ChangeSetType, AuditAction>> = {
   [ChangeSetType.DELETE_EARLY]: 'delete',
 };
 
+/** Entities that are records of what happened themselves: auditing them would only repeat them. */
+const unaudited = new Set<string>([AuditEventSchema.meta.className]);
+
+/** Leaves an entity out of the audit trail (an append-only log of its own, such as events). */
+export function excludeFromAudit(schema: { meta: { className: string } }): void {
+  unaudited.add(schema.meta.className);
+}
+
 /**
  * Writes an audit event for every change of a tenant object (any entity with an `environmentId`) that
  * goes through the unit of work. It runs on flush, so modules are covered without calling it, and its
@@ -22,13 +30,7 @@ export class AuditSubscriber implements EventSubscriber {
     for (const changeSet of uow.getChangeSets()) {
       const action = ACTIONS[changeSet.type];
       const environmentId = (changeSet.entity as { environmentId?: unknown }).environmentId;
-      if (
-        !action ||
-        typeof environmentId !== 'string' ||
-        changeSet.meta.className === AuditEventSchema.meta.className
-      ) {
-        continue;
-      }
+      if (!action || typeof environmentId !== 'string' || unaudited.has(changeSet.meta.className)) continue;
       const event = em.create(AuditEventSchema, {
         environmentId,
         tokenId: tokenId ?? null,

@@ -1,4 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { excludeFromAudit } from '../../audit/audit.subscriber.ts';
 import { tenantKeys } from '../../db/tenant-keys.ts';
 
 /**
@@ -32,5 +33,7 @@ export const EventSchema = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });
+
+excludeFromAudit(EventSchema);
 
 export type Event = InferEntity<typeof EventSchema>;
