@@ -45,3 +45,23 @@ export async function inEnvironment<T>(
 export function markRollbackOnly(em: EntityManager): void {
   rollbackOnly.add(em);
 }
+
+/**
+ * Runs one deleting statement in every environment, each in its own confined transaction (tenant rows
+ * are reachable only from inside their environment); returns how many rows went.
+ */
+export async function deleteInEveryEnvironment(
+  em: EntityManager,
+  sql: string,
+  params: unknown[],
+): Promise<number> {
+  const environments = await em.execute<{ id: string }[]>('select id from environment order by id');
+  let deleted = 0;
+  for (const { id } of environments) {
+    const result = await inEnvironment(em, id, (tx) =>
+      tx.execute<{ affectedRows: number }>(sql, params, 'run'),
+    );
+    deleted += result.affectedRows;
+  }
+  return deleted;
+}

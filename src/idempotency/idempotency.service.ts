@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { stringify } from 'safe-stable-stringify';
 import type { RequestContext } from '../context.ts';
-import { inEnvironment, markRollbackOnly } from '../db/tenant-transaction.ts';
+import { deleteInEveryEnvironment, markRollbackOnly } from '../db/tenant-transaction.ts';
 import { DomainError } from '../errors.ts';
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
@@ -181,22 +181,11 @@ export class IdempotencyService {
   }
 }
 
-/**
- * Deletes keys past the retention period; returns how many. Keys are tenant rows, so the purge visits
- * one environment at a time.
- */
-export async function purgeExpiredIdempotencyKeys(em: EntityManager): Promise<number> {
-  const environments = await em.execute<{ id: string }[]>('select id from environment order by id');
-  let purged = 0;
-  for (const { id } of environments) {
-    const result = await inEnvironment(em, id, (tx) =>
-      tx.execute<{ affectedRows: number }>(
-        'delete from idempotency_key where created_at <= now() - make_interval(hours => ?)',
-        [IDEMPOTENCY_RETENTION_HOURS],
-        'run',
-      ),
-    );
-    purged += result.affectedRows;
-  }
-  return purged;
+/** Deletes keys past the retention period, in every environment; returns how many. */
+export function purgeExpiredIdempotencyKeys(em: EntityManager): Promise<number> {
+  return deleteInEveryEnvironment(
+    em,
+    'delete from idempotency_key where created_at <= now() - make_interval(hours => ?)',
+    [IDEMPOTENCY_RETENTION_HOURS],
+  );
 }

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
-import { inEnvironment } from '../../db/tenant-transaction.ts';
+import { deleteInEveryEnvironment } from '../../db/tenant-transaction.ts';
 import { type Event, EventSchema, type EventType } from './event.entity.ts';
 
 /** What happened, to which object, and that object as the API shows it now. */
@@ -56,22 +56,11 @@ export class EventService {
   }
 }
 
-/**
- * Deletes events older than `retentionDays` in every environment; returns how many. Events are
- * tenant rows, so the purge visits one environment at a time.
- */
-export async function purgeExpiredEvents(em: EntityManager, retentionDays: number): Promise<number> {
-  const environments = await em.execute<{ id: string }[]>('select id from environment order by id');
-  let purged = 0;
-  for (const { id } of environments) {
-    const result = await inEnvironment(em, id, (tx) =>
-      tx.execute<{ affectedRows: number }>(
-        'delete from event where created_at < now() - make_interval(days => ?)',
-        [retentionDays],
-        'run',
-      ),
-    );
-    purged += result.affectedRows;
-  }
-  return purged;
+/** Deletes events older than `retentionDays`, in every environment; returns how many. */
+export function purgeExpiredEvents(em: EntityManager, retentionDays: number): Promise<number> {
+  return deleteInEveryEnvironment(
+    em,
+    'delete from event where created_at < now() - make_interval(days => ?)',
+    [retentionDays],
+  );
 }
