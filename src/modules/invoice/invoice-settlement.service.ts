@@ -6,6 +6,7 @@ import { CreditBalanceService, excessOf } from '../balance/balance.service.ts';
 import { settlementStatus } from './invoice.arithmetic.ts';
 import { type Invoice, type Settlement, SettlementSchema } from './invoice.entity.ts';
 import type { SettlementInput } from './invoice.input.ts';
+import { assertNotVoid } from './invoice-collection.ts';
 
 /** Settlements of booked invoices: payments, refunds, and what booking a credit note settles. */
 export class InvoiceSettlementService {
@@ -52,6 +53,7 @@ export class InvoiceSettlementService {
     invoice: Invoice,
     fields: Pick<Settlement, 'date' | 'amount' | 'reference' | 'note'>,
   ): Settlement {
+    assertNotVoid(invoice);
     const settledAmount = invoice.settledAmount + fields.amount;
     if (!Number.isSafeInteger(settledAmount)) {
       throw DomainError.onField(
