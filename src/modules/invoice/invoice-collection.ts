@@ -1,4 +1,3 @@
-import { type FilterQuery, raw } from '@mikro-orm/core';
 import { daysBetween } from '../../dates/calendar.ts';
 import { DomainError } from '../../errors.ts';
 import { totalDue } from './invoice.arithmetic.ts';
@@ -13,7 +12,7 @@ export const COLLECTION_STATUSES = ['open', 'paid', 'void', 'uncollectible'] as 
 export type CollectionStatus = (typeof COLLECTION_STATUSES)[number];
 
 /** What is still to be paid: 0 on a void invoice, else totalInclVat − Σ settlements. */
-export function amountDue(invoice: Invoice): number {
+export function amountDue(invoice: Pick<Invoice, 'voidedAt' | 'totalInclVat' | 'settledAmount'>): number {
   return invoice.voidedAt ? 0 : totalDue(invoice.totalInclVat, invoice.settledAmount);
 }
 
@@ -31,31 +30,6 @@ export function collectionStatus(invoice: Invoice): CollectionStatus | null {
 export function daysOverdue(invoice: Invoice, today: string): number {
   if (collectionStatus(invoice) !== 'open' || !invoice.dueDate) return 0;
   return Math.max(0, daysBetween(invoice.dueDate, today));
-}
-
-/** The SQL form of `daysOverdue(invoice, today) > 0`, so a list filters before it pages. */
-export function overdueWhere(today: string): FilterQuery<Invoice> {
-  return {
-    status: 'booked',
-    voidedAt: null,
-    uncollectibleAt: null,
-    dueDate: { $lt: today },
-    [raw((alias) => `${alias}.total_incl_vat - ${alias}.settled_amount`)]: { $gt: 0 },
-  };
-}
-
-/** The SQL form of `daysOverdue(invoice, today) === 0`. */
-export function notOverdueWhere(today: string): FilterQuery<Invoice> {
-  return {
-    $or: [
-      { status: { $ne: 'booked' } },
-      { voidedAt: { $ne: null } },
-      { uncollectibleAt: { $ne: null } },
-      { dueDate: null },
-      { dueDate: { $gte: today } },
-      { [raw((alias) => `${alias}.total_incl_vat - ${alias}.settled_amount`)]: { $lte: 0 } },
-    ],
-  };
 }
 
 /** Refuses money on a void invoice: it was cancelled, so nothing can be settled on it. */

@@ -25,22 +25,24 @@ export class InvoiceVoidService {
     return changeInvoice(this.ctx, id, async (tx, invoice) => {
       assertBookedInvoice(invoice, 'voided');
       if (invoice.voidedAt) throw new DomainError('CONFLICT', `${invoice.handle} is already void`);
-      if (await this.hasLiveSettlements(tx, invoice)) {
-        throw new DomainError(
-          'CONFLICT',
-          `${invoice.handle} has settlements; reverse them (settlementReverse) before voiding it`,
-        );
-      }
-      const creditNote = await tx.findOne(InvoiceSchema, {
-        environmentId: this.ctx.environmentId,
-        creditedInvoiceId: invoice.id,
-      });
+      // A booked credit note, when there is one, is the reason to name ('booked' sorts before 'draft').
+      const creditNote = await tx.findOne(
+        InvoiceSchema,
+        { environmentId: this.ctx.environmentId, creditedInvoiceId: invoice.id },
+        { orderBy: { status: 'asc' } },
+      );
       if (creditNote) {
         throw new DomainError(
           'CONFLICT',
           creditNote.status === 'booked'
             ? `credit note ${creditNote.handle} has been issued against ${invoice.handle}; it can no longer be voided`
             : `a draft credit note credits ${invoice.handle}; delete it before voiding the invoice`,
+        );
+      }
+      if (await this.hasLiveSettlements(tx, invoice)) {
+        throw new DomainError(
+          'CONFLICT',
+          `${invoice.handle} has settlements; reverse them (settlementReverse) before voiding it`,
         );
       }
       invoice.voidedAt = new Date();

@@ -16,7 +16,7 @@ import {
   SettlementSchema,
 } from './invoice.entity.ts';
 import type { InvoiceFilter } from './invoice.input.ts';
-import { notOverdueWhere, overdueWhere } from './invoice-collection.ts';
+import { notOverdueWhere, overdueWhere } from './invoice-overdue.where.ts';
 
 /** The invoice module's batched reads, built once per request (RequestLoaders): read-only rows of this environment. */
 export const invoiceLoaders = ((em, environmentId) => ({
