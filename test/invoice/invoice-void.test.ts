@@ -268,6 +268,29 @@ describe('void, uncollectible, reversal and overdue', () => {
       expect(missing.userErrors).toEqual([{ field: null, code: 'NOT_FOUND', message: expect.any(String) }]);
     });
 
+    it('refuses what moved money through the customer balance, and the settlement of a credit note', async () => {
+      // given an over-payment whose excess went to the balance, then the next invoice that used it
+      const overpaid = await booked();
+      const { settlement: payment } = await settle(overpaid.id, 1500);
+      expect((await run(REVERSE, { settlementId: payment.id })).userErrors).toEqual(
+        conflict(/customer balance/),
+      );
+      const next = await booked();
+      const [applied] = next.settlements;
+      expect(applied).toMatchObject({ amount: 500, reference: 'customer balance' });
+      expect((await run(REVERSE, { settlementId: applied.id })).userErrors).toEqual(
+        conflict(/customer balance/),
+      );
+      expect(await settlementRows(next.id)).toHaveLength(1);
+
+      const credited = await booked();
+      const creditNote = (await run(CREDIT, { invoiceId: credited.id })).creditNote;
+      const bookedNote = await run(BOOK, { id: creditNote.id });
+      const [own] = bookedNote.invoice.settlements;
+      expect((await run(REVERSE, { settlementId: own.id })).userErrors).toEqual(conflict(/credit note/));
+      expect(await settlementRows(creditNote.id)).toHaveLength(1);
+    });
+
     it('lets only one of two racing reversals of a settlement through', async () => {
       const invoice = await booked();
       const { settlement } = await settle(invoice.id, 1000);

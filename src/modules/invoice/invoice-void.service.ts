@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
 import { today } from '../../dates/calendar.ts';
 import { DomainError } from '../../errors.ts';
+import { BALANCE_REFERENCE, excessOf } from '../balance/balance.service.ts';
 import { changeInvoice, forgetInvoices, invoiceTransaction, lockInvoice } from './invoice.change.ts';
 import { type Invoice, InvoiceSchema, type Settlement, SettlementSchema } from './invoice.entity.ts';
 import { amountDue } from './invoice-collection.ts';
@@ -92,6 +93,26 @@ export class InvoiceVoidService {
         }
         if (await tx.count(SettlementSchema, { environmentId, reversesSettlementId: found.id })) {
           throw new DomainError('CONFLICT', 'this settlement has already been reversed');
+        }
+        if (invoice.type === 'credit_note') {
+          throw new DomainError(
+            'CONFLICT',
+            'the settlements of a credit note come from booking it and cannot be reversed on their own',
+          );
+        }
+        if (found.reference === BALANCE_REFERENCE) {
+          throw new DomainError(
+            'CONFLICT',
+            'this settlement moved money to or from the customer balance and cannot be reversed on its own',
+          );
+        }
+        // An over-payment's excess went to the customer balance, which may have spent it since.
+        const after = { ...invoice, settledAmount: invoice.settledAmount - found.amount };
+        if (excessOf(after) < excessOf(invoice)) {
+          throw new DomainError(
+            'CONFLICT',
+            `part of this settlement over-paid ${invoice.handle} and went to the customer balance; it cannot be reversed`,
+          );
         }
         if (found.reference && (await this.isCreditNoteSettlement(tx, invoice, found.reference))) {
           throw new DomainError(
