@@ -10,6 +10,7 @@ import { Migration20261123000000TokenScopesEnvironmentKinds } from './Migration2
 import { Migration20261123090000QueryCostBudget } from './Migration20261123090000QueryCostBudget.ts';
 import { Migration20261123100000TaxPolicy } from './Migration20261123100000TaxPolicy.ts';
 import { Migration20261123110000CreditBalance } from './Migration20261123110000CreditBalance.ts';
+import { Migration20261123120000InvoiceVoids } from './Migration20261123120000InvoiceVoids.ts';
 import { Migration20261123140000Events } from './Migration20261123140000Events.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
@@ -32,5 +33,6 @@ export const migrations = [
   { name: 'Migration20261123090000QueryCostBudget', class: Migration20261123090000QueryCostBudget },
   { name: 'Migration20261123100000TaxPolicy', class: Migration20261123100000TaxPolicy },
   { name: 'Migration20261123110000CreditBalance', class: Migration20261123110000CreditBalance },
+  { name: 'Migration20261123120000InvoiceVoids', class: Migration20261123120000InvoiceVoids },
   { name: 'Migration20261123140000Events', class: Migration20261123140000Events },
 ];

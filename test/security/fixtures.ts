@@ -18,6 +18,7 @@ export type Target =
   | 'draftInvoice'
   | 'invoiceItem'
   | 'bookedInvoice'
+  | 'settlement'
   | 'subscription'
   | 'subscriptionItem'
   | 'usageItem'
@@ -178,6 +179,20 @@ export function tenantFixtures(t: TestApp) {
     await mutate(env, 'invoiceBook', '$id: UUID!', 'id: $id', 'invoice', 'id', { id });
   }
 
+  /** Settles part of a booked invoice; returns the settlement's id. */
+  async function settle(env: MarkedEnvironment, invoiceId: string): Promise<string> {
+    const settlement = await mutate(
+      env,
+      'invoiceSettle',
+      '$id: UUID!, $input: InvoiceSettleInput!',
+      'id: $id, input: $input',
+      'settlement',
+      'id',
+      { id: invoiceId, input: { amount: 500, date: INVOICE_DATE, reference: `Pay ${env.marker}` } },
+    );
+    return settlement.id;
+  }
+
   type Item = { id: string; method: string };
 
   async function subscribe(
@@ -248,15 +263,7 @@ export function tenantFixtures(t: TestApp) {
     const draft = await createDraft(env, customer);
     const booked = await createDraft(env, customer);
     await book(env, booked.id);
-    await mutate(
-      env,
-      'invoiceSettle',
-      '$id: UUID!, $input: InvoiceSettleInput!',
-      'id: $id, input: $input',
-      'invoice',
-      'id',
-      { id: booked.id, input: { amount: 500, date: INVOICE_DATE, reference: `Pay ${env.marker}` } },
-    );
+    const settlement = await settle(env, booked.id);
     const credited = await createDraft(env, customer);
     await book(env, credited.id);
     const creditNote = await mutate(
@@ -312,6 +319,7 @@ export function tenantFixtures(t: TestApp) {
       draftInvoice: draft.id,
       invoiceItem: draft.itemId,
       bookedInvoice: booked.id,
+      settlement,
       subscription: subscription.id,
       subscriptionItem: itemOf('advance'),
       usageItem: itemOf('event_based'),
@@ -347,6 +355,11 @@ export function tenantFixtures(t: TestApp) {
         const { id } = await createDraft(env, shared.customer);
         await book(env, id);
         return id;
+      }
+      case 'settlement': {
+        const { id } = await createDraft(env, shared.customer);
+        await book(env, id);
+        return settle(env, id);
       }
       case 'subscription':
         return (await subscribe(env, shared.customer, [{ productId: shared.product, priceId: shared.price }]))

@@ -9,6 +9,7 @@ import { type Creditable, creditLines } from './credit-note.lines.ts';
 import { settlementStatus } from './invoice.arithmetic.ts';
 import { forgetInvoices, invoiceTransaction, lockInvoice, totalsOf } from './invoice.change.ts';
 import { type Invoice, InvoiceItemSchema, InvoiceSchema } from './invoice.entity.ts';
+import { assertNotVoid } from './invoice-collection.ts';
 
 /** Credit notes: drafted from the lines of a booked invoice (in full or in part) and free lines. */
 export class CreditNoteService {
@@ -32,6 +33,7 @@ export class CreditNoteService {
       if (original.status !== 'booked') {
         throw new DomainError('CONFLICT', 'only booked invoices can be credited');
       }
+      assertNotVoid(original);
       const creditable = await this.creditable(tx, invoiceId);
       const lines = creditLines(creditable, input, await this.freeLineTaxRates(tx, input));
       if (lines.length === 0) {

@@ -7,6 +7,7 @@ import { settlementStatus } from './invoice.arithmetic.ts';
 import { type Invoice, type Settlement, SettlementSchema } from './invoice.entity.ts';
 import { recordInvoiceEvent } from './invoice.events.ts';
 import type { SettlementInput } from './invoice.input.ts';
+import { assertNotVoid } from './invoice-collection.ts';
 
 /** Settlements of booked invoices: payments, refunds, and what booking a credit note settles. */
 export class InvoiceSettlementService {
@@ -57,6 +58,7 @@ export class InvoiceSettlementService {
     invoice: Invoice,
     fields: Pick<Settlement, 'date' | 'amount' | 'reference' | 'note'>,
   ): Settlement {
+    assertNotVoid(invoice);
     const settledAmount = invoice.settledAmount + fields.amount;
     if (!Number.isSafeInteger(settledAmount)) {
       throw DomainError.onField(

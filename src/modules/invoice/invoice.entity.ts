@@ -67,6 +67,10 @@ export const InvoiceSchema = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().nullable(),
     bookedAt: p.datetime().nullable(),
+    /** Set when a booked invoice is voided: it keeps its number and nothing is due on it. */
+    voidedAt: p.datetime().nullable(),
+    /** Set when a booked invoice is written off as uncollectible; it may still be paid later. */
+    uncollectibleAt: p.datetime().nullable(),
   },
 });
 
@@ -123,6 +127,8 @@ export const SettlementSchema = defineEntity({
     amount: p.bigint('number'),
     reference: p.string().length(250).nullable(),
     note: p.string().length(1000).nullable(),
+    /** On a reversal: the settlement it cancels (its amount is the negation of that one's). */
+    reversesSettlementId: p.uuid().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

@@ -1,7 +1,7 @@
 import { builder } from '../../graphql/builder.ts';
 import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
 import { BillingAddressRef, CustomerRef } from '../customer/customer.graphql.ts';
-import { SETTLEMENT_STATUSES, totalDue } from './invoice.arithmetic.ts';
+import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
 import {
   INVOICE_STATUSES,
   INVOICE_TYPES,
@@ -12,6 +12,7 @@ import {
 } from './invoice.entity.ts';
 import { InvoiceFilter } from './invoice.input.ts';
 import { InvoiceReads, invoiceLoaders } from './invoice.reads.ts';
+import { amountDue } from './invoice-collection.ts';
 
 export const InvoiceTypeEnum = builder.enumType('InvoiceType', { values: INVOICE_TYPES });
 export const InvoiceStatusEnum = builder.enumType('InvoiceStatus', { values: INVOICE_STATUSES });
@@ -136,8 +137,8 @@ InvoiceRef.implement({
     totalInclVat: t.expose('totalInclVat', { type: 'SafeInt' }),
     totalDue: t.field({
       type: 'SafeInt',
-      description: 'totalInclVat − Σ settlements; negative when over-settled.',
-      resolve: (invoice) => totalDue(invoice.totalInclVat, invoice.settledAmount),
+      description: 'totalInclVat − Σ settlements; negative when over-settled; 0 when void.',
+      resolve: (invoice) => amountDue(invoice),
     }),
   }),
 });
@@ -156,6 +157,9 @@ const InvoiceFilterRef = builder
       settlementStatus: t.field({ type: SettlementStatusEnum }),
       dateFrom: t.field({ type: 'Date', description: 'Invoices dated on or after this day.' }),
       dateTo: t.field({ type: 'Date', description: 'Invoices dated on or before this day.' }),
+      overdue: t.boolean({
+        description: 'true: only invoices with daysOverdue > 0 (as of today, UTC); false: only the others.',
+      }),
     }),
   })
   .validate(InvoiceFilter);
@@ -168,6 +172,9 @@ const CustomerInvoiceFilterRef = builder
       settlementStatus: t.field({ type: SettlementStatusEnum }),
       dateFrom: t.field({ type: 'Date' }),
       dateTo: t.field({ type: 'Date' }),
+      overdue: t.boolean({
+        description: 'true: only invoices with daysOverdue > 0 (as of today, UTC); false: only the others.',
+      }),
     }),
   })
   .validate(InvoiceFilter);

@@ -165,6 +165,7 @@ export const InvoiceFilter = z
     settlementStatus: z.enum(SETTLEMENT_STATUSES).nullish(),
     dateFrom: CalendarDate.nullish(),
     dateTo: CalendarDate.nullish(),
+    overdue: z.boolean().nullish(),
   })
   .refine((filter) => !filter.dateFrom || !filter.dateTo || filter.dateFrom <= filter.dateTo, {
     path: ['dateTo'],

@@ -3,6 +3,7 @@ import './invoice-booking.graphql.ts';
 import './invoice-drafts.graphql.ts';
 import './invoice-numbering.graphql.ts';
 import './invoice-tax.graphql.ts';
+import './invoice-void.graphql.ts';
 import type { BillingModule } from '../module.ts';
 import {
   InvoiceItemSchema,

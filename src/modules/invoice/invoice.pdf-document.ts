@@ -3,10 +3,10 @@ import { minorUnitDigits } from '../../money/currency.ts';
 import { Decimal } from '../../money/decimal.ts';
 import type { BillingAddress } from '../customer/customer.entity.ts';
 import { taxNoteOf } from '../tax/tax-policy.ts';
-import { totalDue } from './invoice.arithmetic.ts';
 import type { Invoice, InvoiceCustomer, InvoiceItem } from './invoice.entity.ts';
 import type { PrintableInvoice } from './invoice.reads.ts';
 import { type TaxBreakdownRow, taxBreakdown } from './invoice.tax.ts';
+import { amountDue } from './invoice-collection.ts';
 
 const INVOICE_FIELDS = [
   'handle',
@@ -20,6 +20,7 @@ const INVOICE_FIELDS = [
   'totalInclVat',
   'settledAmount',
   'taxExempt',
+  'voidedAt',
 ] as const;
 const CUSTOMER_FIELDS = ['name', 'handle', 'billingAddress'] as const;
 const ITEM_FIELDS = [
@@ -322,7 +323,7 @@ export class InvoicePdfDocument {
       ['VAT', money.total(invoice.totalVat), false],
       ['Total incl. VAT', money.total(invoice.totalInclVat), true],
       ['Settled', money.total(invoice.settledAmount), false],
-      ['Amount due', money.total(totalDue(invoice.totalInclVat, invoice.settledAmount)), true],
+      ['Amount due', money.total(amountDue(invoice)), true],
     ];
     const totalRows = totals.map(([label, value, bold]): TableCell[] => [
       { text: label, bold },

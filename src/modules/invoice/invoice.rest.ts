@@ -2,11 +2,12 @@ import { z } from 'zod';
 import type { Route } from '../../rest/router.ts';
 import { parseInput, withoutReadOnly } from '../../validation.ts';
 import { BillingAddressResponse, billingAddressResponse } from '../customer/customer.rest.ts';
-import { SETTLEMENT_STATUSES, totalDue } from './invoice.arithmetic.ts';
+import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
 import { INVOICE_STATUSES, INVOICE_TYPES, type InvoiceItem, type Settlement } from './invoice.entity.ts';
 import { INVOICE_READ_ONLY_FIELDS, InvoiceCreateBody } from './invoice.input.ts';
 import { PDF_MEDIA_TYPE, pdfFileName, renderInvoicePdf } from './invoice.pdf.ts';
 import { type InvoiceDocument, InvoiceReads } from './invoice.reads.ts';
+import { amountDue } from './invoice-collection.ts';
 import { InvoiceDraftService } from './invoice-drafts.service.ts';
 
 /** Contract 2.3. Quantities and unit amounts are exact decimals of at most 15 digits: JSON numbers keep them. */
@@ -114,7 +115,7 @@ export const invoiceResponse = ({
   totalExclVat: invoice.totalExclVat,
   totalVat: invoice.totalVat,
   totalInclVat: invoice.totalInclVat,
-  totalDue: totalDue(invoice.totalInclVat, invoice.settledAmount),
+  totalDue: amountDue(invoice),
 });
 
 export const invoiceRoutes: Route[] = [

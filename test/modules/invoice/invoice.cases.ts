@@ -52,6 +52,8 @@ export const cases: ModuleCases = {
       'Query.invoices': [
         { args: page },
         { target: 'customer', args: (id) => ({ filter: { customerId: id }, first: 20 }) },
+        { target: 'customer', args: (id) => ({ filter: { customerId: id, overdue: true }, first: 20 }) },
+        { args: () => ({ filter: { overdue: false }, first: 20 }) },
       ],
       'Mutation.creditNoteCreate': [{ target: 'bookedInvoice', args: (id) => ({ invoiceId: id }) }],
       'Mutation.invoiceBook': [byId('draftInvoice')],
@@ -89,6 +91,11 @@ export const cases: ModuleCases = {
       ],
       'Mutation.invoiceSettle': [
         { target: 'bookedInvoice', args: (id) => ({ id, input: { amount: 100, date: INVOICE_DATE } }) },
+      ],
+      'Mutation.invoiceVoid': [byId('bookedInvoice')],
+      'Mutation.invoiceMarkUncollectible': [byId('bookedInvoice')],
+      'Mutation.settlementReverse': [
+        { target: 'settlement', args: (id) => ({ settlementId: id, reason: 'Matrix' }) },
       ],
       'Mutation.invoiceUpdate': [
         { target: 'draftInvoice', args: (id) => ({ id, input: { memo: 'Changed' } }) },
