@@ -112,6 +112,25 @@ describe('events', () => {
     expect(about[2]?.data.settlements).toHaveLength(1);
   });
 
+  it('tells of a void', async () => {
+    const customerId = await f.createCustomer(env, { name: 'Mistaken' });
+    const draft = await f.createInvoice(env, {
+      customerId,
+      items: [{ title: 'Oops', quantity: 1, unitAmount: 100 }],
+    });
+    expect((await f.gql(env, BOOK, { id: draft.id })).invoiceBook.userErrors).toEqual([]);
+    const voided = await f.gql(
+      env,
+      'mutation ($id: UUID!) { invoiceVoid(id: $id) { userErrors { code } } }',
+      {
+        id: draft.id,
+      },
+    );
+    expect(voided.invoiceVoid.userErrors).toEqual([]);
+    const [last] = (await events(env, { objectId: draft.id })).slice(-1);
+    expect(last).toMatchObject({ type: 'INVOICE_VOIDED', data: { id: draft.id, totalDue: 0 } });
+  });
+
   it('filters by type and time, and another environment sees none of them', async () => {
     const all = await events(env);
     expect(all.length).toBeGreaterThan(3);

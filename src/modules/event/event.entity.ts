@@ -12,6 +12,8 @@ export const EVENT_TYPES = [
   'invoice.created',
   'invoice.booked',
   'invoice.settled',
+  'invoice.voided',
+  'invoice.marked_uncollectible',
   'credit_note.booked',
   'subscription.created',
   'subscription.updated',

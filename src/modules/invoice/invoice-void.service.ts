@@ -6,6 +6,7 @@ import { DomainError } from '../../errors.ts';
 import { BALANCE_REFERENCE, excessOf } from '../balance/balance.service.ts';
 import { changeInvoice, forgetInvoices, invoiceTransaction, lockInvoice } from './invoice.change.ts';
 import { type Invoice, InvoiceSchema, type Settlement, SettlementSchema } from './invoice.entity.ts';
+import { recordInvoiceEvent } from './invoice.events.ts';
 import { amountDue } from './invoice-collection.ts';
 import { InvoiceSettlementService } from './invoice-settlement.service.ts';
 
@@ -49,6 +50,7 @@ export class InvoiceVoidService {
       invoice.voidedAt = new Date();
       invoice.updatedAt = invoice.voidedAt;
       await tx.flush();
+      await recordInvoiceEvent(tx, 'invoice.voided', invoice);
       return invoice;
     });
   }
@@ -67,6 +69,7 @@ export class InvoiceVoidService {
       invoice.uncollectibleAt = new Date();
       invoice.updatedAt = invoice.uncollectibleAt;
       await tx.flush();
+      await recordInvoiceEvent(tx, 'invoice.marked_uncollectible', invoice);
       return invoice;
     });
   }
