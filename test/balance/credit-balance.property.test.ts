@@ -31,18 +31,22 @@ const operation = fc.oneof(
     outcome: fc.constantFrom(...OUTCOMES),
   }),
   fc.record({ op: fc.constant('refund' as const), amount: fc.integer({ min: 1, max: 3000 }) }),
+  fc.record({ op: fc.constant('void' as const), pick: fc.nat() }),
+  fc.record({ op: fc.constant('reverse' as const), pick: fc.nat() }),
 );
 type Operation = typeof operation extends fc.Arbitrary<infer T> ? T : never;
 
-type Invoice = { id: string; due: number; items: { id: string }[] };
+type Invoice = { id: string; due: number; items: { id: string }[]; void?: boolean };
 
 /**
- * Over random invoices, payments (under, exact and over), credit notes of every kind and outcome and
- * refunds from the balance, for one customer: after every step the balance equals Σ of its movements
- * and is never negative, every invoice's totalDue is its total less Σ of its settlements, and
+ * Over random invoices, payments (under, exact and over), credit notes of every kind and outcome,
+ * refunds from the balance, voids and settlement reversals, for one customer: after every step the
+ * balance equals Σ of its movements and is never negative, every invoice's totalDue is its total less
+ * Σ of its settlements (0 once void), and
  *   Σ (totalDue + excess) of invoices − balance = invoiced − credited − paid in + paid back
- * to the minor unit, where an invoice's excess is what it holds beyond its total (an over-payment
- * the balance carries until it is used).
+ * to the minor unit, where void invoices count neither as owed nor as invoiced, a reversed payment
+ * was never paid in, and an invoice's excess is what it holds beyond its total (an over-payment the
+ * balance carries until it is used).
  */
 describe('credit balance reconciliation (property)', () => {
   let env: TestEnvironment;
@@ -57,7 +61,7 @@ describe('credit balance reconciliation (property)', () => {
       `with inv as (
          select i.*, greatest(0, settled_amount - greatest(total_incl_vat, 0)) as excess,
            (select coalesce(sum(s.amount), 0) from settlement s where s.invoice_id = i.id) as settlements
-         from invoice i where customer_id = $1 and status = 'booked')
+         from invoice i where customer_id = $1 and status = 'booked' and voided_at is null)
        select
          (select amount from customer_balance where customer_id = $1) as balance,
          (select coalesce(sum(amount), 0) from balance_transaction where customer_id = $1) as movements,
@@ -67,7 +71,9 @@ describe('credit balance reconciliation (property)', () => {
          (select coalesce(sum(total_incl_vat), 0) from inv where type = 'credit_note') as credited,
          (select count(*) from inv where type = 'credit_note' and settled_amount <> total_incl_vat) as open_notes,
          (select count(*) from inv where settled_amount <> settlements) as mismatched,
-         (select coalesce(sum(amount), 0) from refund where customer_id = $1) as refunded`,
+         (select coalesce(sum(amount), 0) from refund where customer_id = $1) as refunded,
+         (select count(*) from invoice i where customer_id = $1 and voided_at is not null and settled_amount <> 0)
+           as void_with_money`,
       [customerId],
     );
     const n = (key: string) => Number(row?.[key] ?? 0);
@@ -76,6 +82,7 @@ describe('credit balance reconciliation (property)', () => {
     expect(n('balance')).toBeGreaterThanOrEqual(n('excess'));
     expect(n('mismatched')).toBe(0);
     expect(n('open_notes')).toBe(0);
+    expect(n('void_with_money')).toBe(0);
     expect(n('owed') - n('balance')).toBe(n('invoiced') - n('credited') - paidIn + n('refunded'));
   }
 
@@ -101,8 +108,12 @@ describe('credit balance reconciliation (property)', () => {
         const due = (await t.rest('GET', `/invoices/${target.id}`, { env })).body.totalDue as number;
         const amount = Math.max(1, due + step.extra);
         const paid = await f.settle(env, target.id, amount);
-        expect(paid.userErrors).toEqual([]);
-        paidIn += amount;
+        if (target.void) {
+          expect(paid.userErrors.map((error: { code: string }) => error.code)).toEqual(['CONFLICT']);
+        } else {
+          expect(paid.userErrors).toEqual([]);
+          paidIn += amount;
+        }
       } else if (step.op === 'credit' && target) {
         const itemId = target.items[0]?.id;
         const input =
@@ -126,6 +137,41 @@ describe('credit balance reconciliation (property)', () => {
               id: draft.creditNote.id,
             });
           }
+        }
+      } else if (step.op === 'void' && target) {
+        const voided = (
+          await f.gql(
+            env,
+            'mutation ($id: UUID!) { invoiceVoid(id: $id) { invoice { totalDue } userErrors { code } } }',
+            {
+              id: target.id,
+            },
+          )
+        ).invoiceVoid;
+        if (voided.userErrors.length > 0) expect(voided.userErrors[0].code).toBe('CONFLICT');
+        else {
+          expect(voided.invoice.totalDue).toBe(0);
+          target.void = true;
+        }
+      } else if (step.op === 'reverse' && target) {
+        const [payment] = await t.sql<{ id: string; amount: number }>(
+          `select s.id, s.amount from settlement s where s.invoice_id = $1 and s.amount > 0
+             and s.reverses_settlement_id is null
+             and not exists (select 1 from settlement r where r.reverses_settlement_id = s.id)
+           order by s.id limit 1`,
+          [target.id],
+        );
+        if (payment) {
+          const reversed = (
+            await f.gql(
+              env,
+              'mutation ($id: UUID!) { settlementReverse(settlementId: $id, reason: "mistake") { userErrors { code } } }',
+              { id: payment.id },
+            )
+          ).settlementReverse;
+          // a payment the balance carried part of, or a credit note's settlement, stays
+          if (reversed.userErrors.length > 0) expect(reversed.userErrors[0].code).toBe('CONFLICT');
+          else paidIn -= Number(payment.amount);
         }
       } else if (step.op === 'refund') {
         const refunded = await f.refund(env, customerId, { currency: 'EUR', amount: step.amount });
