@@ -12,6 +12,7 @@ import { Migration20261123100000TaxPolicy } from './Migration20261123100000TaxPo
 import { Migration20261123110000CreditBalance } from './Migration20261123110000CreditBalance.ts';
 import { Migration20261123120000InvoiceVoids } from './Migration20261123120000InvoiceVoids.ts';
 import { Migration20261123140000Events } from './Migration20261123140000Events.ts';
+import { Migration20261123150000OverdueEvents } from './Migration20261123150000OverdueEvents.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -35,4 +36,5 @@ export const migrations = [
   { name: 'Migration20261123110000CreditBalance', class: Migration20261123110000CreditBalance },
   { name: 'Migration20261123120000InvoiceVoids', class: Migration20261123120000InvoiceVoids },
   { name: 'Migration20261123140000Events', class: Migration20261123140000Events },
+  { name: 'Migration20261123150000OverdueEvents', class: Migration20261123150000OverdueEvents },
 ];

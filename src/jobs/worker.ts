@@ -4,6 +4,7 @@ import { IDEMPOTENCY_PURGE_TASK } from '../idempotency/idempotency.jobs.ts';
 import type { Logger } from '../logger.ts';
 import { BILLING_SCHEDULE_TASK } from '../modules/billing/billing.jobs.ts';
 import { EVENT_PURGE_TASK } from '../modules/event/event.jobs.ts';
+import { INVOICE_OVERDUE_TASK } from '../modules/invoice/invoice-overdue.jobs.ts';
 import { jobTasks } from '../modules/registry.ts';
 import { type CronTask, type JobRunner, startJobRunner } from './runner.ts';
 
@@ -18,6 +19,7 @@ export async function startWorker(
   const cron: CronTask[] = [
     { task: IDEMPOTENCY_PURGE_TASK, schedule: '17 * * * *' },
     { task: EVENT_PURGE_TASK, schedule: '23 3 * * *' },
+    { task: INVOICE_OVERDUE_TASK, schedule: '5 * * * *' },
   ];
   const billing = config.BILLING_RUN_SCHEDULE !== 'off';
   if (billing) cron.push({ task: BILLING_SCHEDULE_TASK, schedule: config.BILLING_RUN_SCHEDULE });

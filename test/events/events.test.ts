@@ -1,3 +1,5 @@
+import type { JobHelpers, Task } from 'graphile-worker';
+import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { invoiceFixtures } from '../invoice/fixtures.ts';
 import { billingFixtures } from '../subscription/fixtures.ts';
@@ -129,6 +131,43 @@ describe('events', () => {
     expect(voided.invoiceVoid.userErrors).toEqual([]);
     const [last] = (await events(env, { objectId: draft.id })).slice(-1);
     expect(last).toMatchObject({ type: 'INVOICE_VOIDED', data: { id: draft.id, totalDue: 0 } });
+  });
+
+  it('tells once of each invoice that became overdue', async () => {
+    const { invoiceOverdueTasks, INVOICE_OVERDUE_TASK } = await import(
+      '../../src/modules/invoice/invoice-overdue.jobs.ts'
+    );
+    const customerId = await f.createCustomer(env, { name: 'Late payer' });
+    const booked = async (dueDate: string) => {
+      const draft = await f.createInvoice(env, {
+        customerId,
+        dueDate,
+        items: [{ title: 'Work', quantity: 1, unitAmount: 500 }],
+      });
+      expect((await f.gql(env, BOOK, { id: draft.id })).invoiceBook.userErrors).toEqual([]);
+      return draft.id as string;
+    };
+    const late = await booked('2026-03-15');
+    const paid = await booked('2026-03-15');
+    await f.gql(env, SETTLE, { id: paid, input: { date: '2026-03-10', amount: 500 } });
+    const notYet = await booked('2999-01-01');
+
+    // when the hourly task runs twice
+    const task = invoiceOverdueTasks({
+      orm: t.orm,
+      logger: pino({ level: 'silent' }),
+      settings: { eventRetentionDays: 30 },
+    })[INVOICE_OVERDUE_TASK] as Task;
+    await task({}, {} as JobHelpers);
+    await task({}, {} as JobHelpers);
+
+    // then only the late invoice told of it, once
+    const overdue = async (id: string) =>
+      (await events(env, { objectId: id })).filter((event) => event.type === 'INVOICE_OVERDUE');
+    expect(await overdue(late)).toHaveLength(1);
+    expect((await overdue(late))[0]?.data).toMatchObject({ id: late, dueDate: '2026-03-15', totalDue: 500 });
+    expect(await overdue(paid)).toEqual([]);
+    expect(await overdue(notYet)).toEqual([]);
   });
 
   it('filters by type and time, and another environment sees none of them', async () => {

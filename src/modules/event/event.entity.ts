@@ -14,6 +14,7 @@ export const EVENT_TYPES = [
   'invoice.settled',
   'invoice.voided',
   'invoice.marked_uncollectible',
+  'invoice.overdue',
   'credit_note.booked',
   'subscription.created',
   'subscription.updated',

@@ -71,6 +71,8 @@ export const InvoiceSchema = defineEntity({
     voidedAt: p.datetime().nullable(),
     /** Set when a booked invoice is written off as uncollectible; it may still be paid later. */
     uncollectibleAt: p.datetime().nullable(),
+    /** When its `invoice.overdue` event was written; null until then. */
+    overdueEventAt: p.datetime().nullable(),
   },
 });
 

@@ -12,9 +12,11 @@ import {
   SettlementSchema,
 } from './invoice.entity.ts';
 import { invoiceRoutes } from './invoice.rest.ts';
+import { invoiceOverdueTasks } from './invoice-overdue.jobs.ts';
 
 export const invoiceModule: BillingModule = {
   name: 'invoice',
   entities: [InvoiceSchema, InvoiceItemSchema, SettlementSchema, InvoiceNumberingSchema],
   routes: invoiceRoutes,
+  tasks: invoiceOverdueTasks,
 };
