@@ -8,6 +8,7 @@ import { Migration20261121009000TenantIsolation } from './Migration2026112100900
 import { Migration20261121009100SubscriptionsTenantIsolation } from './Migration20261121009100SubscriptionsTenantIsolation.ts';
 import { Migration20261123000000TokenScopesEnvironmentKinds } from './Migration20261123000000TokenScopesEnvironmentKinds.ts';
 import { Migration20261123090000QueryCostBudget } from './Migration20261123090000QueryCostBudget.ts';
+import { Migration20261123130000TimeZones } from './Migration20261123130000TimeZones.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
     class: Migration20261123000000TokenScopesEnvironmentKinds,
   },
   { name: 'Migration20261123090000QueryCostBudget', class: Migration20261123090000QueryCostBudget },
+  { name: 'Migration20261123130000TimeZones', class: Migration20261123130000TimeZones },
 ];

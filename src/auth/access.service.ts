@@ -20,8 +20,12 @@ export class AccessService {
     this.em = em;
   }
 
-  async createEnvironment(name: string, kind: EnvironmentKind = 'live'): Promise<Environment> {
-    const environment = this.em.create(EnvironmentSchema, { name, kind });
+  async createEnvironment(
+    name: string,
+    kind: EnvironmentKind = 'live',
+    timezone = 'UTC',
+  ): Promise<Environment> {
+    const environment = this.em.create(EnvironmentSchema, { name, kind, timezone });
     await this.em.flush();
     return environment;
   }

@@ -16,6 +16,8 @@ export const EnvironmentSchema = defineEntity({
       .onCreate(() => newId()),
     name: p.string().length(200),
     kind: p.enum(ENVIRONMENT_KINDS).default('live'),
+    /** The IANA time zone new customers get when they name none. */
+    timezone: p.string().default('UTC'),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

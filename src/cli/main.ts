@@ -3,6 +3,7 @@ import { validate as isUuid } from 'uuid';
 import { AccessService } from '../auth/access.service.ts';
 import { TOKEN_SCOPES, type TokenScope } from '../auth/api-token.entity.ts';
 import { ConfigError, loadConfig } from '../config.ts';
+import { DEFAULT_TIME_ZONE, timeZoneName } from '../dates/zone.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrate, type Orm, openOrm } from '../db/orm.ts';
 import { createLogger } from '../logger.ts';
@@ -11,7 +12,9 @@ import { entities } from '../modules/registry.ts';
 const USAGE = `Usage: npm run -s cli -- <command> [options]
 
 Commands:
-  env create --name <name> [--test] [--json]              create an environment (live unless --test)
+  env create --name <name> [--test] [--timezone <IANA>] [--json]
+                                                          create an environment (live unless --test;
+                                                          new customers' time zone, default UTC)
   env list [--json]                                       list environments
   token create --env <uuid> [--env <uuid> ...] [--name <label>] [--scope read|write] [--json]
                                                           create an API token (the secret is shown once);
@@ -38,6 +41,7 @@ function parseCommand(argv: string[]): Command {
       name: { type: 'string' },
       env: { type: 'string', multiple: true },
       test: { type: 'boolean', default: false },
+      timezone: { type: 'string', default: DEFAULT_TIME_ZONE },
       scope: { type: 'string', default: 'write' },
       json: { type: 'boolean', default: false },
     },
@@ -49,10 +53,17 @@ function parseCommand(argv: string[]): Command {
       const name = values.name?.trim();
       if (!name) throw new UsageError('env create needs --name <name>');
       const kind = values.test ? 'test' : 'live';
+      const timezone = timeZoneName(values.timezone);
+      if (!timezone) throw new UsageError(`--timezone ${values.timezone} is not an IANA time zone`);
       return async (access) => {
-        const environment = await access.createEnvironment(name, kind);
+        const environment = await access.createEnvironment(name, kind, timezone);
         return {
-          json: { id: environment.id, name: environment.name, kind: environment.kind },
+          json: {
+            id: environment.id,
+            name: environment.name,
+            kind: environment.kind,
+            timezone: environment.timezone,
+          },
           text: `${environment.id}  ${environment.kind}  ${environment.name}`,
         };
       };

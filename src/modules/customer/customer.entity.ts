@@ -30,6 +30,8 @@ export const CustomerSchema = defineEntity({
     paymentTerm: p.string().length(20).nullable(),
     collectionMode: p.enum(COLLECTION_MODES),
     billingAddress: p.json<BillingAddress>(),
+    /** IANA time zone its subscriptions' periods begin at local midnight of. */
+    timezone: p.string().default('UTC'),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().nullable(),
   },

@@ -33,6 +33,9 @@ export const CustomerRef = builder.objectRef<Customer>('Customer').implement({
     }),
     collectionMode: t.expose('collectionMode', { type: CollectionModeEnum }),
     billingAddress: t.expose('billingAddress', { type: BillingAddressRef }),
+    timezone: t.exposeString('timezone', {
+      description: 'IANA time zone: subscription periods begin at local midnight there.',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
   }),
@@ -61,6 +64,7 @@ const CustomerCreateInputRef = builder
       paymentTerm: t.string({ description: 'net<N>, e.g. net30.' }),
       collectionMode: t.field({ type: CollectionModeEnum, description: 'Defaults to send_invoice.' }),
       billingAddress: t.field({ type: BillingAddressInputRef }),
+      timezone: t.string({ description: "IANA time zone; defaults to the environment's." }),
     }),
   })
   .validate(CustomerCreateInput);
@@ -77,6 +81,7 @@ const CustomerUpdateInputRef = builder
       paymentTerm: t.string(),
       collectionMode: t.field({ type: CollectionModeEnum }),
       billingAddress: t.field({ type: BillingAddressInputRef }),
+      timezone: t.string({ description: 'IANA time zone; applies to subscriptions created afterwards.' }),
     }),
   })
   .validate(CustomerUpdateInput);

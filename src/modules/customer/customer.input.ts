@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TimeZone } from '../../dates/zone.ts';
 import { CurrencyCode } from '../../money/currency.ts';
 import { BILLING_ADDRESS_FIELDS, COLLECTION_MODES } from './customer.entity.ts';
 
@@ -24,6 +25,7 @@ const customerFields = {
     .nullish(),
   collectionMode: z.enum(COLLECTION_MODES),
   billingAddress: BillingAddressInput.nullish(),
+  timezone: TimeZone.optional(),
 };
 
 export const CustomerCreateInput = z.strictObject({

@@ -1,3 +1,4 @@
+import { AccessService } from '../../auth/access.service.ts';
 import type { ServiceContext } from '../../context.ts';
 import { flushOrFail } from '../../db/flush.ts';
 import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
@@ -59,6 +60,8 @@ export class CustomerService {
   }
 
   async create(input: CustomerCreateInput): Promise<Customer> {
+    const timezone =
+      input.timezone ?? (await new AccessService(this.ctx.em).environment(this.ctx.environmentId)).timezone;
     const customer = this.ctx.em.create(CustomerSchema, {
       environmentId: this.ctx.environmentId,
       name: input.name,
@@ -69,6 +72,7 @@ export class CustomerService {
       paymentTerm: input.paymentTerm ?? null,
       collectionMode: input.collectionMode,
       billingAddress: { ...emptyAddress(), ...input.billingAddress },
+      timezone,
     });
     await this.flush();
     return customer;

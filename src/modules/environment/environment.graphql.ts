@@ -15,6 +15,10 @@ const EnvironmentRef = builder.objectRef<Environment>('Environment').implement({
     id: t.expose('id', { type: 'UUID' }),
     name: t.exposeString('name'),
     kind: t.expose('kind', { type: EnvironmentKindEnum }),
+    timezone: t.exposeString('timezone', {
+      description:
+        'IANA time zone new customers get when they name none (CLI `env create --timezone`; default UTC).',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
