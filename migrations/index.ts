@@ -11,6 +11,7 @@ import { Migration20261123090000QueryCostBudget } from './Migration2026112309000
 import { Migration20261123100000TaxPolicy } from './Migration20261123100000TaxPolicy.ts';
 import { Migration20261123110000CreditBalance } from './Migration20261123110000CreditBalance.ts';
 import { Migration20261123120000InvoiceVoids } from './Migration20261123120000InvoiceVoids.ts';
+import { Migration20261123130000TimeZones } from './Migration20261123130000TimeZones.ts';
 import { Migration20261123140000Events } from './Migration20261123140000Events.ts';
 import { Migration20261123150000OverdueEvents } from './Migration20261123150000OverdueEvents.ts';
 
@@ -35,6 +36,7 @@ export const migrations = [
   { name: 'Migration20261123100000TaxPolicy', class: Migration20261123100000TaxPolicy },
   { name: 'Migration20261123110000CreditBalance', class: Migration20261123110000CreditBalance },
   { name: 'Migration20261123120000InvoiceVoids', class: Migration20261123120000InvoiceVoids },
+  { name: 'Migration20261123130000TimeZones', class: Migration20261123130000TimeZones },
   { name: 'Migration20261123140000Events', class: Migration20261123140000Events },
   { name: 'Migration20261123150000OverdueEvents', class: Migration20261123150000OverdueEvents },
 ];

@@ -29,8 +29,9 @@ export class AccessService {
     name: string,
     kind: EnvironmentKind = 'live',
     taxRounding: TaxRounding = 'document',
+    timezone = 'UTC',
   ): Promise<Environment> {
-    const environment = this.em.create(EnvironmentSchema, { name, kind, taxRounding });
+    const environment = this.em.create(EnvironmentSchema, { name, kind, taxRounding, timezone });
     await this.em.flush();
     return environment;
   }

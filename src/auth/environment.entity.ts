@@ -24,6 +24,8 @@ export const EnvironmentSchema = defineEntity({
     name: p.string().length(200),
     kind: p.enum(ENVIRONMENT_KINDS).default('live'),
     taxRounding: p.enum(TAX_ROUNDINGS).default('document'),
+    /** The IANA time zone new customers get when they name none. */
+    timezone: p.string().default('UTC'),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

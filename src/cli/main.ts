@@ -4,6 +4,7 @@ import { AccessService } from '../auth/access.service.ts';
 import { TOKEN_SCOPES, type TokenScope } from '../auth/api-token.entity.ts';
 import { TAX_ROUNDINGS, type TaxRounding } from '../auth/environment.entity.ts';
 import { ConfigError, loadConfig } from '../config.ts';
+import { DEFAULT_TIME_ZONE, timeZoneName } from '../dates/zone.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrate, type Orm, openOrm } from '../db/orm.ts';
 import { createLogger } from '../logger.ts';
@@ -12,10 +13,10 @@ import { entities } from '../modules/registry.ts';
 const USAGE = `Usage: npm run -s cli -- <command> [options]
 
 Commands:
-  env create --name <name> [--test] [--tax-rounding document|line] [--json]
+  env create --name <name> [--test] [--tax-rounding document|line] [--timezone <IANA>] [--json]
                                                           create an environment (live unless --test); VAT
                                                           rounded per invoice rate group (document, default)
-                                                          or per line
+                                                          or per line; new customers' time zone (default UTC)
   env list [--json]                                       list environments
   token create --env <uuid> [--env <uuid> ...] [--name <label>] [--scope read|write] [--json]
                                                           create an API token (the secret is shown once);
@@ -43,6 +44,7 @@ function parseCommand(argv: string[]): Command {
       env: { type: 'string', multiple: true },
       test: { type: 'boolean', default: false },
       'tax-rounding': { type: 'string', default: 'document' },
+      timezone: { type: 'string', default: DEFAULT_TIME_ZONE },
       scope: { type: 'string', default: 'write' },
       json: { type: 'boolean', default: false },
     },
@@ -58,16 +60,19 @@ function parseCommand(argv: string[]): Command {
       if (!TAX_ROUNDINGS.includes(taxRounding)) {
         throw new UsageError(`--tax-rounding must be document or line, not ${taxRounding}`);
       }
+      const timezone = timeZoneName(values.timezone);
+      if (!timezone) throw new UsageError(`--timezone ${values.timezone} is not an IANA time zone`);
       return async (access) => {
-        const environment = await access.createEnvironment(name, kind, taxRounding);
+        const environment = await access.createEnvironment(name, kind, taxRounding, timezone);
         return {
           json: {
             id: environment.id,
             name: environment.name,
             kind: environment.kind,
             taxRounding: environment.taxRounding,
+            timezone: environment.timezone,
           },
-          text: `${environment.id}  ${environment.kind}  ${environment.name}  (VAT per ${environment.taxRounding})`,
+          text: `${environment.id}  ${environment.kind}  ${environment.name}  (VAT per ${environment.taxRounding}; ${environment.timezone})`,
         };
       };
     }

@@ -1,76 +1,41 @@
+import { Temporal } from 'temporal-polyfill';
 import { z } from 'zod';
 
 /*
  * Calendar dates as ISO strings, YYYY-MM-DD, years 0001 to 9999 (PostgreSQL has no year 0, and
  * later years have no four-digit form). Within those years the strings sort as the dates do, so
- * `a < b` compares two dates. Instants map to dates in UTC here; zone.ts maps them in a time zone.
+ * `a < b` compares two dates. The arithmetic is Temporal's (the polyfill: Node has no Temporal yet).
+ * Instants map to dates in UTC here; zone.ts maps them in a time zone.
  */
 
 export const FIRST_DATE = '0001-01-01';
 export const LAST_DATE = '9999-12-31';
 
-const DAY_MS = 86_400_000;
-
-const pad = (value: number, width: number) => String(value).padStart(width, '0');
-
-function formatDate(year: number, monthIndex: number, day: number): string {
-  return `${pad(year, 4)}-${pad(monthIndex + 1, 2)}-${pad(day, 2)}`;
-}
-
-function parts(date: string): [number, number, number] {
-  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
-  return [year, month - 1, day];
-}
-
 /** Whether `date` (a result of the arithmetic below) is a date of years 0001 to 9999. */
 export function isWithinCalendar(date: string): boolean {
-  // A five-digit year sorts before 9999 as text, hence the length.
+  // Temporal writes years beyond 9999 with six digits and a sign, hence the length.
   return date.length === LAST_DATE.length && date >= FIRST_DATE && date <= LAST_DATE;
 }
 
-/** Days since 1970-01-01 (negative before). */
-function dayNumber(date: string): number {
-  const [year, monthIndex, day] = parts(date);
-  const utc = new Date(0);
-  // setUTCFullYear, unlike Date.UTC, does not read years 0-99 as 1900-1999.
-  utc.setUTCFullYear(year, monthIndex, day);
-  return Math.round(utc.getTime() / DAY_MS);
-}
-
-function fromDayNumber(days: number): string {
-  const utc = new Date(days * DAY_MS);
-  return formatDate(utc.getUTCFullYear(), utc.getUTCMonth(), utc.getUTCDate());
-}
-
-function daysInMonth(year: number, monthIndex: number): number {
-  const utc = new Date(0);
-  utc.setUTCFullYear(year, monthIndex + 1, 0);
-  return utc.getUTCDate();
-}
-
 export function addDays(date: string, days: number): string {
-  return fromDayNumber(dayNumber(date) + days);
+  return Temporal.PlainDate.from(date).add({ days }).toString();
 }
 
 /** `date` plus `months`, the day clamped to the last of the month: Jan 31 + 1 month = Feb 28 (29). */
 export function addMonths(date: string, months: number): string {
-  const [year, monthIndex, day] = parts(date);
-  const total = year * 12 + monthIndex + months;
-  const targetYear = Math.floor(total / 12);
-  const targetMonth = total - targetYear * 12;
-  return formatDate(targetYear, targetMonth, Math.min(day, daysInMonth(targetYear, targetMonth)));
+  return Temporal.PlainDate.from(date).add({ months }, { overflow: 'constrain' }).toString();
 }
 
 /** Days from `from` to `to`: 1 from one day to the next, negative when `to` is earlier. */
 export function daysBetween(from: string, to: string): number {
-  return dayNumber(to) - dayNumber(from);
+  return Temporal.PlainDate.from(from).until(to, { largestUnit: 'days' }).days;
 }
 
 /** Whole calendar months from `from` to `to`, ignoring the days: Jan 31 to Feb 1 is 1. */
 export function monthsBetween(from: string, to: string): number {
-  const [fromYear, fromMonth] = parts(from);
-  const [toYear, toMonth] = parts(to);
-  return (toYear - fromYear) * 12 + (toMonth - fromMonth);
+  const start = Temporal.PlainDate.from(from);
+  const end = Temporal.PlainDate.from(to);
+  return (end.year - start.year) * 12 + (end.month - start.month);
 }
 
 /** Midnight UTC of `date`: when a period starting or ending that day begins or ends. */

@@ -5,6 +5,7 @@ import { addDays, addMonths, daysBetween, isWithinCalendar, LAST_DATE, monthsBet
  * boundary n + 1 (half-open: the end is the day the next period starts), and every boundary is
  * computed from the anchor (a subscription's start date), never from the previous boundary: an
  * anchor of Jan 31 has boundaries Feb 28 (29), Mar 31, Apr 30, … and never drifts to the 28th.
+ * The dates are local dates of the subscription's time zone; zone.ts gives the instants they begin.
  */
 
 export type TermUnit = 'day' | 'week' | 'month' | 'year';
@@ -15,19 +16,25 @@ export type Period = { start: string; end: string };
 export function boundary(anchor: string, term: Term, n: number): string | null {
   const steps = term.count * n;
   let date: string;
-  switch (term.unit) {
-    case 'day':
-      date = addDays(anchor, steps);
-      break;
-    case 'week':
-      date = addDays(anchor, 7 * steps);
-      break;
-    case 'month':
-      date = addMonths(anchor, steps);
-      break;
-    case 'year':
-      date = addMonths(anchor, 12 * steps);
-      break;
+  try {
+    switch (term.unit) {
+      case 'day':
+        date = addDays(anchor, steps);
+        break;
+      case 'week':
+        date = addDays(anchor, 7 * steps);
+        break;
+      case 'month':
+        date = addMonths(anchor, steps);
+        break;
+      case 'year':
+        date = addMonths(anchor, 12 * steps);
+        break;
+    }
+  } catch (error) {
+    // Temporal refuses dates hundreds of millennia away; they lie beyond year 9999 all the same.
+    if (error instanceof RangeError) return null;
+    throw error;
   }
   return isWithinCalendar(date) ? date : null;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dateInZone, startOfDayInZone } from '../../src/dates/zone.ts';
+import { dateInZone, dayOnOrAfterInZone, startOfDayInZone, timeZoneName } from '../../src/dates/zone.ts';
 
 describe('dateInZone: the calendar date at an instant in an IANA time zone', () => {
   it.each([
@@ -48,5 +48,32 @@ describe('startOfDayInZone: the instant a local date begins', () => {
         expect(dateInZone(new Date(start.getTime() - 1), zone) < date).toBe(true);
       }
     }
+  });
+});
+
+describe('timeZoneName: IANA names only, in canonical spelling', () => {
+  it.each([
+    ['Europe/Berlin', 'Europe/Berlin'],
+    ['america/new_york', 'America/New_York'],
+    ['UTC', 'UTC'],
+    ['Pacific/Apia', 'Pacific/Apia'],
+  ])('%s is %s', (name, canonical) => {
+    expect(timeZoneName(name)).toBe(canonical);
+  });
+
+  it.each(['Mars/Olympus_Mons', '+01:00', '-05:00', 'CEST', ''])('%s is no time zone', (name) => {
+    expect(timeZoneName(name)).toBeNull();
+  });
+});
+
+describe('dayOnOrAfterInZone: the first local day starting at or after an instant', () => {
+  it.each([
+    ['2026-03-28T23:00:00.000Z', 'Europe/Berlin', '2026-03-29'],
+    ['2026-03-28T23:00:00.001Z', 'Europe/Berlin', '2026-03-30'],
+    ['2026-03-08T05:00:00.000Z', 'America/New_York', '2026-03-08'],
+    ['2026-01-30T18:30:00.000Z', 'Asia/Kolkata', '2026-01-31'],
+    ['2026-01-30T11:00:01.000Z', 'Pacific/Apia', '2026-02-01'],
+  ])('%s in %s is %s', (instant, zone, date) => {
+    expect(dayOnOrAfterInZone(new Date(instant), zone)).toBe(date);
   });
 });

@@ -33,7 +33,7 @@ export type TestApp = {
   /** A new environment (live unless asked for as test) and a token granted to it (write unless asked for read). */
   createEnvironment: (
     name?: string,
-    options?: { kind?: EnvironmentKind; scope?: TokenScope },
+    options?: { kind?: EnvironmentKind; scope?: TokenScope; timezone?: string },
   ) => Promise<TestEnvironment>;
   rest: (method: string, path: string, options?: RequestOptions) => Promise<TestResponse>;
   graphql: (
@@ -83,9 +83,9 @@ export function setupTestApp(options: Omit<AppOptions, 'orm' | 'logger'> = {}): 
     await dropDatabase(adminUrl, name);
   });
 
-  harness.createEnvironment = async (environmentName = 'Test', { kind, scope } = {}) => {
+  harness.createEnvironment = async (environmentName = 'Test', { kind, scope, timezone } = {}) => {
     const access = new AccessService(harness.adminOrm.em.fork());
-    const environment = await access.createEnvironment(environmentName, kind);
+    const environment = await access.createEnvironment(environmentName, kind, undefined, timezone);
     const { secret } = await access.createToken([environment.id], `${environmentName} token`, scope);
     return {
       id: environment.id,

@@ -1,7 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RequestLoaders, type ServiceContext } from '../../context.ts';
-import { dateOf, startOfDay } from '../../dates/calendar.ts';
+import { dateOf } from '../../dates/calendar.ts';
 import type { Period } from '../../dates/periods.ts';
 import { DomainError } from '../../errors.ts';
 import { Decimal } from '../../money/decimal.ts';
@@ -20,6 +20,7 @@ import {
   refreshBillAt,
   renew,
   renewalDue,
+  startOf,
 } from '../subscription/subscription.cycle.ts';
 import {
   type Subscription,
@@ -112,7 +113,7 @@ export class CustomerBillingService {
           const price = priceById.get(item.priceId) as Price;
           const quantity =
             item.method === 'event_based'
-              ? await this.usageIn(tx, item, period)
+              ? await this.usageIn(tx, subscription, item, period)
               : new Decimal(quantityFor(item, period)).toFixed();
           lines.push({
             subscription,
@@ -156,11 +157,21 @@ export class CustomerBillingService {
   }
 
   /** Usage of an event-based item within the period, summed exactly by PostgreSQL. */
-  private async usageIn(tx: EntityManager, item: SubscriptionItem, period: Period): Promise<string> {
+  private async usageIn(
+    tx: EntityManager,
+    subscription: Subscription,
+    item: SubscriptionItem,
+    period: Period,
+  ): Promise<string> {
     const [row] = await tx.execute<{ total: string }[]>(
       `select coalesce(sum(quantity), 0)::text as total from usage_record
        where environment_id = ? and subscription_item_id = ? and occurred_at >= ? and occurred_at < ?`,
-      [this.ctx.environmentId, item.id, startOfDay(period.start), startOfDay(period.end)],
+      [
+        this.ctx.environmentId,
+        item.id,
+        startOf(subscription, period.start),
+        startOf(subscription, period.end),
+      ],
     );
     return new Decimal(row?.total ?? 0).toFixed();
   }

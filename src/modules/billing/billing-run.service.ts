@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
-import { dateOf } from '../../dates/calendar.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { inEnvironment } from '../../db/tenant-transaction.ts';
 import { DomainError } from '../../errors.ts';
@@ -156,11 +155,11 @@ export class BillingRunService {
       tx.execute<{ customer_id: string }[]>(
         `select distinct s.customer_id from subscription s
          where s.environment_id = ? and s.status <> 'ended' and s.customer_id > ?
-           and (s.term_end <= ?::date or s.cancelled_at <= ? or exists (
+           and (s.term_end <= (?::timestamptz at time zone s.timezone)::date or s.cancelled_at <= ? or exists (
              select 1 from subscription_item i
              where i.environment_id = s.environment_id and i.subscription_id = s.id and i.bill_at <= ?))
          order by s.customer_id limit ?`,
-        [this.ctx.environmentId, after, dateOf(asOf), asOf, asOf, CUSTOMER_BATCH],
+        [this.ctx.environmentId, after, asOf, asOf, asOf, CUSTOMER_BATCH],
       ),
     );
     return rows.map((row) => row.customer_id);

@@ -34,6 +34,8 @@ export const CustomerSchema = defineEntity({
     billingAddress: p.json<BillingAddress>(),
     taxIds: p.json<TaxId[]>().onCreate(() => []),
     taxExempt: p.enum(TAX_EXEMPTIONS).default('none'),
+    /** IANA time zone its subscriptions' periods begin at local midnight of. */
+    timezone: p.string().default('UTC'),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().nullable(),
   },

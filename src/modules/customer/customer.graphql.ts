@@ -36,6 +36,9 @@ export const CustomerRef = builder.objectRef<Customer>('Customer').implement({
     billingAddress: t.expose('billingAddress', { type: BillingAddressRef }),
     taxIds: t.expose('taxIds', { type: [TaxIdRef] }),
     taxExempt: t.expose('taxExempt', { type: TaxExemptEnum }),
+    timezone: t.exposeString('timezone', {
+      description: 'IANA time zone: subscription periods begin at local midnight there.',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
   }),
@@ -66,6 +69,7 @@ const CustomerCreateInputRef = builder
       billingAddress: t.field({ type: BillingAddressInputRef }),
       taxIds: t.field({ type: [TaxIdInputRef] }),
       taxExempt: t.field({ type: TaxExemptEnum, description: 'Defaults to none.' }),
+      timezone: t.string({ description: "IANA time zone; defaults to the environment's." }),
     }),
   })
   .validate(CustomerCreateInput);
@@ -84,6 +88,7 @@ const CustomerUpdateInputRef = builder
       billingAddress: t.field({ type: BillingAddressInputRef }),
       taxIds: t.field({ type: [TaxIdInputRef], description: 'Replaces the list.' }),
       taxExempt: t.field({ type: TaxExemptEnum }),
+      timezone: t.string({ description: 'IANA time zone; applies to subscriptions created afterwards.' }),
     }),
   })
   .validate(CustomerUpdateInput);

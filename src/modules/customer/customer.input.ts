@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TimeZone } from '../../dates/zone.ts';
 import { CurrencyCode } from '../../money/currency.ts';
 import { TaxIdInput } from '../tax/tax-id.ts';
 import { TAX_EXEMPTIONS } from '../tax/tax-policy.ts';
@@ -29,6 +30,7 @@ const customerFields = {
   /** GraphQL only: REST's customer stays as the contract has it. */
   taxIds: z.array(TaxIdInput).max(10).nullish(),
   taxExempt: z.enum(TAX_EXEMPTIONS).nullish(),
+  timezone: TimeZone.optional(),
 };
 
 export const CustomerCreateInput = z.strictObject({

@@ -1,3 +1,4 @@
+import { AccessService } from '../../auth/access.service.ts';
 import type { ServiceContext } from '../../context.ts';
 import { flushOrFail } from '../../db/flush.ts';
 import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
@@ -62,6 +63,8 @@ export class CustomerService {
   }
 
   async create(input: CustomerCreateInput): Promise<Customer> {
+    const timezone =
+      input.timezone ?? (await new AccessService(this.ctx.em).environment(this.ctx.environmentId)).timezone;
     const customer = this.ctx.em.create(CustomerSchema, {
       environmentId: this.ctx.environmentId,
       name: input.name,
@@ -73,6 +76,7 @@ export class CustomerService {
       collectionMode: input.collectionMode,
       billingAddress: { ...emptyAddress(), ...input.billingAddress },
       ...customerTaxIdentity({ taxIds: [], taxExempt: 'none' }, input),
+      timezone,
     });
     this.recordEvent('customer.created', customer);
     await this.flush();

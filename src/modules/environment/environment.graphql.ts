@@ -27,6 +27,10 @@ const EnvironmentRef = builder.objectRef<Environment>('Environment').implement({
       type: TaxRoundingEnum,
       description: 'How drafts compute VAT; booked invoices keep the rounding they were booked with.',
     }),
+    timezone: t.exposeString('timezone', {
+      description:
+        'IANA time zone new customers get when they name none (CLI `env create --timezone`; default UTC).',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });

@@ -1,11 +1,16 @@
-import { dateOf, dayOnOrAfter, startOfDay } from '../../dates/calendar.ts';
 import { boundary, firstBoundaryOnOrAfter, type Period, periodAt, type Term } from '../../dates/periods.ts';
+import { dateInZone, dayOnOrAfterInZone, startOfDayInZone } from '../../dates/zone.ts';
 import type { Subscription, SubscriptionItem } from './subscription.entity.ts';
 
 /*
  * The billing cycle of subscription items: which periods exist, which are billed, and when. Shared
  * by the subscription service (changes) and the billing run (billing), so both read one set of rules.
+ * Period dates are local dates of the subscription's time zone; a period begins at local midnight.
  */
+
+/** The instant the local date `date` of the subscription's time zone begins. */
+export const startOf = (subscription: Pick<Subscription, 'timezone'>, date: string): Date =>
+  startOfDayInZone(date, subscription.timezone);
 
 type ItemTerm = Pick<SubscriptionItem, 'termUnit' | 'termCount'>;
 
@@ -31,14 +36,17 @@ export function isBillable(subscription: Subscription, item: SubscriptionItem, n
 }
 
 /** When period n is billed: at its start in advance, at its end in arrears (usage too). */
-export function billTimeOf(item: SubscriptionItem, period: Period): Date {
-  return startOfDay(item.method === 'advance' ? period.start : period.end);
+export function billTimeOf(subscription: Subscription, item: SubscriptionItem, period: Period): Date {
+  return startOf(subscription, item.method === 'advance' ? period.start : period.end);
 }
 
 /** Sets `billAt` from the item's pending period, or to null when that period is not billed. */
 export function refreshBillAt(subscription: Subscription, item: SubscriptionItem): void {
   const period = itemPeriod(subscription, item, item.periodIndex);
-  item.billAt = period && isBillable(subscription, item, item.periodIndex) ? billTimeOf(item, period) : null;
+  item.billAt =
+    period && isBillable(subscription, item, item.periodIndex)
+      ? billTimeOf(subscription, item, period)
+      : null;
 }
 
 /** The period the item's next bill covers; null when nothing is left to bill. */
@@ -58,7 +66,11 @@ export function quantityFor(item: SubscriptionItem, period: Period): string {
  * `at` and has not been billed. Periods under way at `at`, and billed ones, keep what they had.
  */
 export function firstChangeablePeriod(subscription: Subscription, item: SubscriptionItem, at: Date): number {
-  const next = firstBoundaryOnOrAfter(subscription.startDate, itemTerm(item), dayOnOrAfter(at));
+  const next = firstBoundaryOnOrAfter(
+    subscription.startDate,
+    itemTerm(item),
+    dayOnOrAfterInZone(at, subscription.timezone),
+  );
   return Math.max(next, item.periodIndex);
 }
 
@@ -102,7 +114,7 @@ export function advance(subscription: Subscription, item: SubscriptionItem, bill
 /** Whether the subscription's current term is over and renews (a cancellation stops renewals from its time on). */
 export function renewalDue(subscription: Subscription, asOf: Date): boolean {
   if (subscription.status === 'ended' || !subscription.autoRenewal || !subscription.termEnd) return false;
-  const termEnd = startOfDay(subscription.termEnd);
+  const termEnd = startOf(subscription, subscription.termEnd);
   return termEnd <= asOf && (!subscription.cancelledAt || subscription.cancelledAt > termEnd);
 }
 
@@ -126,7 +138,7 @@ export function renew(subscription: Subscription): boolean {
 export function hasEnded(subscription: Subscription, items: SubscriptionItem[], asOf: Date): boolean {
   if (items.some((item) => item.billAt)) return false;
   const bound = termBound(subscription);
-  const ends = [subscription.cancelledAt, bound ? startOfDay(bound) : null].filter(
+  const ends = [subscription.cancelledAt, bound ? startOf(subscription, bound) : null].filter(
     (end): end is Date => end != null,
   );
   return ends.length > 0 && Math.min(...ends.map((end) => end.getTime())) <= asOf.getTime();
@@ -134,7 +146,7 @@ export function hasEnded(subscription: Subscription, items: SubscriptionItem[], 
 
 /** The index of the item's period that contains `time`, or -1 when `time` is before its first boundary. */
 export function periodIndexAt(subscription: Subscription, item: ItemTerm, time: Date): number {
-  const day = dateOf(time);
+  const day = dateInZone(time, subscription.timezone);
   if (day < subscription.startDate) return -1;
   const term = itemTerm(item);
   const index = firstBoundaryOnOrAfter(subscription.startDate, term, day);

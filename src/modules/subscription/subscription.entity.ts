@@ -22,6 +22,8 @@ export const SubscriptionSchema = defineEntity({
     handle: p.string().length(250).nullable(),
     currency: p.string().length(3),
     startDate: p.date(),
+    /** The customer's time zone when the subscription was created: its period dates are local to it. */
+    timezone: p.string().default('UTC'),
     termStart: p.date(),
     termEnd: p.date().nullable(),
     renewalUnit: p.enum(RENEWAL_UNITS).nullable(),

@@ -1,8 +1,8 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../context.ts';
-import { dayOnOrAfter } from '../../dates/calendar.ts';
 import { boundary, firstBoundaryOnOrAfter, type Period, termLength } from '../../dates/periods.ts';
+import { dayOnOrAfterInZone } from '../../dates/zone.ts';
 import { flushOrFail } from '../../db/flush.ts';
 import { loadOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
@@ -107,6 +107,7 @@ export class SubscriptionService {
         customerId: customer.id,
         handle: input.handle ?? null,
         currency,
+        timezone: customer.timezone,
         startDate: start,
         termStart: start,
         termEnd: end ?? null,
@@ -182,7 +183,7 @@ export class SubscriptionService {
           tx,
           subscription,
           item,
-          firstBoundaryOnOrAfter(subscription.startDate, term, dayOnOrAfter(at)),
+          firstBoundaryOnOrAfter(subscription.startDate, term, dayOnOrAfterInZone(at, subscription.timezone)),
         );
       });
       this.touch(subscription, [...changes.map((change) => change.item), ...removals]);
