@@ -25,7 +25,7 @@ export const EnvironmentSchema = defineEntity({
     kind: p.enum(ENVIRONMENT_KINDS).default('live'),
     taxRounding: p.enum(TAX_ROUNDINGS).default('document'),
     /** The IANA time zone new customers get when they name none. */
-    timezone: p.string().default('UTC'),
+    timezone: p.string().columnType('text').default('UTC'),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

@@ -43,6 +43,7 @@ describe('admin CLI', () => {
       name: 'Production',
       kind: 'live',
       taxRounding: 'document',
+      timezone: 'UTC',
     });
 
     // when a token is granted both
@@ -101,7 +102,13 @@ describe('admin CLI', () => {
     );
     expect(created.code).toBe(0);
     const sandbox = JSON.parse(created.stdout);
-    expect(sandbox).toEqual({ id: expect.any(String), name: 'Sandbox', kind: 'test', taxRounding: 'line' });
+    expect(sandbox).toEqual({
+      id: expect.any(String),
+      name: 'Sandbox',
+      kind: 'test',
+      taxRounding: 'line',
+      timezone: 'UTC',
+    });
     const issued = await cli('token', 'create', '--env', sandbox.id, '--scope', 'read', '--json');
     expect(issued.code).toBe(0);
     const token = JSON.parse(issued.stdout);

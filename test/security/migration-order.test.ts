@@ -16,17 +16,17 @@ describe('a database migrated past the tenant isolation before the subscription 
     await ensureDatabase(adminUrl, name);
     const orm = await openOrm(withDatabase(adminUrl, name), { entities, poolMax: 1, owner: true });
     try {
-      // given every migration but the subscription ones, the tenant isolation included
-      const later = [
-        'Migration20261121003000Subscriptions',
-        'Migration20261121009100SubscriptionsTenantIsolation',
-      ];
+      // given the migrations up to the tenant isolation, without the subscription one: what such a
+      // database had (everything later was written after the subscriptions landed)
+      const names = migrations.map((migration) => migration.name);
+      const isolation = names.indexOf('Migration20261121009000TenantIsolation');
+      const subscriptions = 'Migration20261121003000Subscriptions';
       await orm.migrator.up({
-        migrations: migrations.map((migration) => migration.name).filter((n) => !later.includes(n)),
+        migrations: names.slice(0, isolation + 1).filter((name) => name !== subscriptions),
       });
 
       // when the rest is migrated
-      expect(await migrate(orm)).toEqual(later);
+      expect(await migrate(orm)).toEqual([subscriptions, ...names.slice(isolation + 1)]);
 
       // then every table with an environment_id is isolated, the subscription tables included
       const tables = await orm.em

@@ -35,7 +35,7 @@ export const CustomerSchema = defineEntity({
     taxIds: p.json<TaxId[]>().onCreate(() => []),
     taxExempt: p.enum(TAX_EXEMPTIONS).default('none'),
     /** IANA time zone its subscriptions' periods begin at local midnight of. */
-    timezone: p.string().default('UTC'),
+    timezone: p.string().columnType('text').default('UTC'),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().nullable(),
   },

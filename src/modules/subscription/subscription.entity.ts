@@ -23,7 +23,7 @@ export const SubscriptionSchema = defineEntity({
     currency: p.string().length(3),
     startDate: p.date(),
     /** The customer's time zone when the subscription was created: its period dates are local to it. */
-    timezone: p.string().default('UTC'),
+    timezone: p.string().columnType('text').default('UTC'),
     termStart: p.date(),
     termEnd: p.date().nullable(),
     renewalUnit: p.enum(RENEWAL_UNITS).nullable(),
