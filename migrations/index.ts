@@ -14,6 +14,7 @@ import { Migration20261123120000InvoiceVoids } from './Migration20261123120000In
 import { Migration20261123130000TimeZones } from './Migration20261123130000TimeZones.ts';
 import { Migration20261123140000Events } from './Migration20261123140000Events.ts';
 import { Migration20261123150000OverdueEvents } from './Migration20261123150000OverdueEvents.ts';
+import { Migration20261124000000JobQueue } from './Migration20261124000000JobQueue.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -39,4 +40,5 @@ export const migrations = [
   { name: 'Migration20261123130000TimeZones', class: Migration20261123130000TimeZones },
   { name: 'Migration20261123140000Events', class: Migration20261123140000Events },
   { name: 'Migration20261123150000OverdueEvents', class: Migration20261123150000OverdueEvents },
+  { name: 'Migration20261124000000JobQueue', class: Migration20261124000000JobQueue },
 ];

@@ -1,6 +1,7 @@
 import type { EntitySchema } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import { runMigrations as runJobQueueMigrations, Logger as WorkerLogger } from 'graphile-worker';
 import pg from 'pg';
 import { migrations } from '../../migrations/index.ts';
 import { AuditSubscriber } from '../audit/audit.subscriber.ts';
@@ -64,8 +65,17 @@ export async function openOrm(clientUrl: string, options: OrmOptions): Promise<O
   return MikroORM.init(ormOptions(clientUrl, options));
 }
 
-/** Applies pending migrations; returns the names of those applied. `orm` must be opened with `owner`. */
+/**
+ * Applies pending migrations; returns the names of those applied. `orm` must be opened with `owner`.
+ * The job queue's schema (graphile_worker, versioned by graphile-worker itself) comes first: the
+ * application's migrations add jobs to it from triggers and functions, so it must exist whether or
+ * not a worker has ever run.
+ */
 export async function migrate(orm: Orm): Promise<string[]> {
+  await runJobQueueMigrations({
+    connectionString: orm.config.get('clientUrl'),
+    logger: new WorkerLogger(() => () => {}),
+  });
   const applied = await orm.migrator.up();
   return applied.map((migration) => migration.name);
 }

@@ -6,8 +6,25 @@ import type { Logger } from '../logger.ts';
 /** What tasks may be configured with. */
 export type JobSettings = { eventRetentionDays: number };
 
-/** What a task needs besides its payload: the application's ORM, the logger and the settings. */
-export type JobDependencies = { orm: MikroORM; logger: Logger; settings: JobSettings };
+/**
+ * A module's interest in events: `task` gets a job `{ eventId, environmentId, type }` for each event
+ * of `types` once that event's transaction commits.
+ */
+export type EventListener = { task: string; types: readonly string[] | 'all' };
+
+/** What an event listener's job carries. */
+export type PublishedEvent = { eventId: string; environmentId: string; type: string };
+
+/**
+ * What a task needs besides its payload: the application's ORM, the logger, the settings, and every
+ * module's event listeners.
+ */
+export type JobDependencies = {
+  orm: MikroORM;
+  logger: Logger;
+  settings: JobSettings;
+  eventListeners: readonly EventListener[];
+};
 
 /** A periodic task: graphile-worker adds one job per tick of `schedule` (crontab), once for all processes. */
 export type CronTask = { task: string; schedule: string };

@@ -40,8 +40,12 @@ export const entities = [EnvironmentSchema, ApiTokenSchema, ...modules.flatMap((
 /** Every documented REST operation. */
 export const routes: Route[] = modules.flatMap((module) => module.routes);
 
+/** Every module's event listeners: what `event-published` hands each event to. */
+export const eventListeners = modules.flatMap((module) => module.eventListeners ?? []);
+
 /** Every background task of the job queue: each module's, and the purge of expired idempotency keys. */
-export function jobTasks(dependencies: JobDependencies): TaskList {
+export function jobTasks(base: Omit<JobDependencies, 'eventListeners'>): TaskList {
+  const dependencies: JobDependencies = { ...base, eventListeners };
   return Object.assign(
     {},
     ...modules.map((module) => module.tasks?.(dependencies) ?? {}),

@@ -157,6 +157,7 @@ describe('events', () => {
       orm: t.orm,
       logger: pino({ level: 'silent' }),
       settings: { eventRetentionDays: 30 },
+      eventListeners: [],
     })[INVOICE_OVERDUE_TASK] as Task;
     await task({}, {} as JobHelpers);
     await task({}, {} as JobHelpers);
