@@ -107,6 +107,16 @@ const ConfigSchema = z.object({
   JOB_WORKER: booleanFlag.default(true),
   /** Days events are kept (GraphQL `events`); older ones are purged daily. */
   EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /**
+   * The SMTP server invoice e-mail goes through, as `smtp://user:password@host:587` (STARTTLS when the
+   * server offers it) or `smtps://…:465`; unset: the server sends no e-mail.
+   */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/[^\s]+$/, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  /** The From address of invoice e-mail (the name is each environment's). */
+  MAIL_FROM: z.email().default('billing@localhost.localdomain'),
   /** Jobs one worker runs at once. */
   JOB_CONCURRENCY: z.coerce.number().int().min(1).max(50).default(2),
 });

@@ -3,8 +3,11 @@ import { parseCronItems, type Runner, run, type TaskList, Logger as WorkerLogger
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
 
-/** What tasks may be configured with. */
-export type JobSettings = { eventRetentionDays: number };
+/** Where invoice e-mail goes out: SMTP_URL and MAIL_FROM. */
+export type MailSettings = { smtpUrl: string; from: string };
+
+/** What tasks may be configured with; `mail` is null when the server sends no e-mail. */
+export type JobSettings = { eventRetentionDays: number; mail: MailSettings | null };
 
 /**
  * A module's interest in events: `task` gets a job `{ eventId, environmentId, type }` for each event

@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import { IDEMPOTENCY_PURGE_TASK } from '../idempotency/idempotency.jobs.ts';
 import type { Logger } from '../logger.ts';
 import { BILLING_SCHEDULE_TASK } from '../modules/billing/billing.jobs.ts';
+import { INVOICE_REMINDERS_TASK } from '../modules/email/email.jobs.ts';
 import { EVENT_PURGE_TASK } from '../modules/event/event.jobs.ts';
 import { INVOICE_OVERDUE_TASK } from '../modules/invoice/invoice-overdue.jobs.ts';
 import { jobTasks } from '../modules/registry.ts';
@@ -13,20 +14,31 @@ import { type CronTask, type JobRunner, startJobRunner } from './runner.ts';
  * schedules, and a billing tick at start (a job already waiting for it is not doubled).
  */
 export async function startWorker(
-  config: Pick<Config, 'BILLING_RUN_SCHEDULE' | 'JOB_CONCURRENCY' | 'EVENT_RETENTION_DAYS'>,
+  config: Pick<
+    Config,
+    'BILLING_RUN_SCHEDULE' | 'JOB_CONCURRENCY' | 'EVENT_RETENTION_DAYS' | 'SMTP_URL' | 'MAIL_FROM'
+  >,
   { orm, ownerUrl, logger }: { orm: MikroORM; ownerUrl: string; logger: Logger },
 ): Promise<JobRunner> {
   const cron: CronTask[] = [
     { task: IDEMPOTENCY_PURGE_TASK, schedule: '17 * * * *' },
     { task: EVENT_PURGE_TASK, schedule: '23 3 * * *' },
     { task: INVOICE_OVERDUE_TASK, schedule: '5 * * * *' },
+    { task: INVOICE_REMINDERS_TASK, schedule: '35 * * * *' },
   ];
   const billing = config.BILLING_RUN_SCHEDULE !== 'off';
   if (billing) cron.push({ task: BILLING_SCHEDULE_TASK, schedule: config.BILLING_RUN_SCHEDULE });
   const runner = await startJobRunner({
     connectionString: ownerUrl,
     concurrency: config.JOB_CONCURRENCY,
-    tasks: jobTasks({ orm, logger, settings: { eventRetentionDays: config.EVENT_RETENTION_DAYS } }),
+    tasks: jobTasks({
+      orm,
+      logger,
+      settings: {
+        eventRetentionDays: config.EVENT_RETENTION_DAYS,
+        mail: config.SMTP_URL ? { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM } : null,
+      },
+    }),
     cron,
     logger,
   });

@@ -8,6 +8,7 @@ import { auditModule } from './audit/audit.module.ts';
 import { balanceModule } from './balance/balance.module.ts';
 import { billingModule } from './billing/billing.module.ts';
 import { customerModule } from './customer/customer.module.ts';
+import { emailModule } from './email/email.module.ts';
 import { environmentModule } from './environment/environment.module.ts';
 import { eventModule } from './event/event.module.ts';
 import { invoiceModule } from './invoice/invoice.module.ts';
@@ -32,6 +33,7 @@ export const modules: readonly BillingModule[] = [
   billingModule,
   auditModule,
   eventModule,
+  emailModule,
 ];
 
 /** Every table the ORM maps: environments and tokens (authentication's), then each module's. */

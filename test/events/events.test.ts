@@ -156,7 +156,7 @@ describe('events', () => {
     const task = invoiceOverdueTasks({
       orm: t.orm,
       logger: pino({ level: 'silent' }),
-      settings: { eventRetentionDays: 30 },
+      settings: { eventRetentionDays: 30, mail: null },
       eventListeners: [],
     })[INVOICE_OVERDUE_TASK] as Task;
     await task({}, {} as JobHelpers);

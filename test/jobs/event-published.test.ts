@@ -73,7 +73,7 @@ describe('events handed to the job queue', () => {
     const tasks = eventTasks({
       orm: t.orm,
       logger,
-      settings: { eventRetentionDays: 30 },
+      settings: { eventRetentionDays: 30, mail: null },
       eventListeners: [{ task: 'probe', types: ['customer.created'] }],
     });
     runners.push(

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { TestApp, TestEnvironment } from '../support/harness.ts';
 
@@ -101,6 +101,7 @@ export function tenantFixtures(t: TestApp) {
     const input = {
       name: `Customer ${env.marker}`,
       handle: `cus-${env.marker}-${next()}`,
+      email: `buyer-${env.marker.toLowerCase()}@example.com`,
       currency: 'EUR',
       paymentTerm: 'net14',
       billingAddress: { city: `City ${env.marker}` },
@@ -306,6 +307,23 @@ export function tenantFixtures(t: TestApp) {
       'refund',
       'id',
       { customerId: customer, input: { currency: 'EUR', amount: 100, date: INVOICE_DATE } },
+    );
+    // Invoice e-mail: the environment's own settings, and a message about the booked invoice as a worker
+    // records it.
+    await mutate(
+      env,
+      'emailSettingsUpdate',
+      '$input: EmailSettingsUpdateInput!',
+      'input: $input',
+      'emailSettings',
+      'replyTo',
+      { input: { replyTo: `billing-${env.marker.toLowerCase()}@example.com` } },
+    );
+    await t.sql(
+      `insert into invoice_email (id, environment_id, invoice_id, kind, sequence, recipient, subject, status,
+         created_at, attempted_at, sent_at)
+       values ($1, $2, $3, 'invoice', 0, 'buyer@example.com', $4, 'sent', now(), now(), now())`,
+      [randomUUID(), env.id, booked.id, `Invoice of ${env.marker}`],
     );
     return {
       customer,
