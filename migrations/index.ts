@@ -16,6 +16,7 @@ import { Migration20261123140000Events } from './Migration20261123140000Events.t
 import { Migration20261123150000OverdueEvents } from './Migration20261123150000OverdueEvents.ts';
 import { Migration20261124000000JobQueue } from './Migration20261124000000JobQueue.ts';
 import { Migration20261124140000InvoiceEmail } from './Migration20261124140000InvoiceEmail.ts';
+import { Migration20261124150000LiveEvents } from './Migration20261124150000LiveEvents.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   { name: 'Migration20261123150000OverdueEvents', class: Migration20261123150000OverdueEvents },
   { name: 'Migration20261124000000JobQueue', class: Migration20261124000000JobQueue },
   { name: 'Migration20261124140000InvoiceEmail', class: Migration20261124140000InvoiceEmail },
+  { name: 'Migration20261124150000LiveEvents', class: Migration20261124150000LiveEvents },
 ];

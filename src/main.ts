@@ -6,6 +6,7 @@ import { openDatabase } from './db/database.ts';
 import { assertAppRole, migrate, type Orm, openOrm } from './db/orm.ts';
 import { startWorker } from './jobs/worker.ts';
 import { createLogger } from './logger.ts';
+import { endEventFeeds } from './modules/event/event.feed.ts';
 import { entities } from './modules/registry.ts';
 
 let config: ReturnType<typeof loadConfig>;
@@ -158,6 +159,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   logger.info({ signal }, 'shutting down: finishing in-flight requests');
   const force = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
+  await endEventFeeds();
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();

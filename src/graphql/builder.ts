@@ -83,3 +83,8 @@ builder.mutationType({
   // Every mutation writes: a token with the read scope may only query.
   authScopes: { write: true },
 });
+builder.subscriptionType({
+  description:
+    'Live streams over Server-Sent Events (`Accept: text/event-stream`), scoped to the environment of the ' +
+    'request. A stream shows what commits from the moment it opens; what it missed is in the matching query.',
+});

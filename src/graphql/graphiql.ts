@@ -55,6 +55,9 @@ async function renderPage(headers: Record<string, string>): Promise<string> {
       title: 'Billing gateway',
       headers: JSON.stringify(headers, null, 2),
       shouldPersistHeaders: true,
+      // Subscriptions too go as a JSON POST (with `Accept: text/event-stream`): GraphiQL would send them
+      // as a GET, which the CSRF check refuses without its header.
+      method: 'POST',
     },
     workers,
   };

@@ -74,6 +74,46 @@ describe('in a real browser, offline', { timeout: 120_000 }, () => {
     expect(browser.refused).toEqual([]);
   });
 
+  it('GraphiQL runs a subscription and shows events as their changes commit', async () => {
+    // given GraphiQL running a subscription to new customers
+    await openGraphiQL(JSON.stringify(env.headers));
+    const { page } = browser;
+    const editor = page.locator('.graphiql-query-editor .monaco-editor').first();
+    await editor.click();
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText('subscription Live { events(types: [CUSTOMER_CREATED]) { type data } }');
+    await page.locator('.graphiql-execute-button').click();
+    // the stream is open once the server holds a listening connection for it
+    await expect
+      .poll(
+        async () =>
+          (
+            await t.sql(
+              `select count(*)::int as n from pg_stat_activity where query = 'listen billing_event'`,
+            )
+          )[0]?.n,
+        {
+          timeout: 20_000,
+        },
+      )
+      .toBeGreaterThan(0);
+
+    // when a customer is created through the API
+    await t.graphql(
+      'mutation ($input: CustomerCreateInput!) { customerCreate(input: $input) { customer { id } } }',
+      { input: { name: 'Live Lovelace' } },
+      { env },
+    );
+
+    // then the response pane shows its event
+    const response = () => text('.graphiql-response');
+    await expect.poll(response, { timeout: 20_000 }).toContain('"name": "Live Lovelace"');
+    expect(await response()).toContain('"type": "CUSTOMER_CREATED"');
+    expect(browser.refused).toEqual([]);
+    await page.locator('.graphiql-execute-button').click();
+  });
+
   it('GraphiQL shows a crafted ?headers= as text and runs none of it; its policy refuses inline script', async () => {
     for (const crafted of CRAFTED) {
       // when GraphiQL is opened from a crafted link

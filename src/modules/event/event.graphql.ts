@@ -1,5 +1,6 @@
 import { builder } from '../../graphql/builder.ts';
 import { EVENT_TYPES, type Event, type EventType } from './event.entity.ts';
+import { liveEvents } from './event.live.ts';
 import { EventService } from './event.service.ts';
 
 const EventTypeEnum = builder.enumType('EventType', {
@@ -39,5 +40,21 @@ builder.queryFields((t) => ({
     },
     resolve: (_root, { type, objectId, createdAfter, createdBefore, ...page }, ctx) =>
       new EventService(ctx).list({ type, objectId, createdAfter, createdBefore }, page),
+  }),
+}));
+
+builder.subscriptionFields((t) => ({
+  events: t.field({
+    type: EventRef,
+    description:
+      'Each event of this environment as its change commits, in any server process: the same objects the ' +
+      '`events` query returns. Filtered by `types` (all when absent) and `objectId`. In GraphiQL, run it ' +
+      'and watch events arrive; from code, POST the subscription with `Accept: text/event-stream`.',
+    args: {
+      types: t.arg({ type: [EventTypeEnum], description: 'Only events of these types.' }),
+      objectId: t.arg({ type: 'UUID', description: 'Only the events about this object.' }),
+    },
+    subscribe: (_root, { types, objectId }, ctx) => liveEvents(ctx, { types: types ?? null, objectId }),
+    resolve: (event) => event,
   }),
 }));
