@@ -15,6 +15,7 @@ import { Migration20261123130000TimeZones } from './Migration20261123130000TimeZ
 import { Migration20261123140000Events } from './Migration20261123140000Events.ts';
 import { Migration20261123150000OverdueEvents } from './Migration20261123150000OverdueEvents.ts';
 import { Migration20261124000000JobQueue } from './Migration20261124000000JobQueue.ts';
+import { Migration20261124120000Ledger } from './Migration20261124120000Ledger.ts';
 import { Migration20261124140000InvoiceEmail } from './Migration20261124140000InvoiceEmail.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
@@ -43,4 +44,5 @@ export const migrations = [
   { name: 'Migration20261123150000OverdueEvents', class: Migration20261123150000OverdueEvents },
   { name: 'Migration20261124000000JobQueue', class: Migration20261124000000JobQueue },
   { name: 'Migration20261124140000InvoiceEmail', class: Migration20261124140000InvoiceEmail },
+  { name: 'Migration20261124120000Ledger', class: Migration20261124120000Ledger },
 ];

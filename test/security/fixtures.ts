@@ -325,6 +325,17 @@ export function tenantFixtures(t: TestApp) {
        values ($1, $2, $3, 'invoice', 0, 'buyer@example.com', $4, 'sent', now(), now(), now())`,
       [randomUUID(), env.id, booked.id, `Invoice of ${env.marker}`],
     );
+    // The product posts to an account set of its own (a row of product_account_set).
+    const accountSet = await createAccountSet(env);
+    await mutate(
+      env,
+      'productAccountSetSet',
+      '$productId: UUID!, $accountSetId: UUID',
+      'productId: $productId, accountSetId: $accountSetId',
+      'product',
+      'id',
+      { productId: product.id, accountSetId: accountSet },
+    );
     return {
       customer,
       product: product.id,
@@ -333,7 +344,7 @@ export function tenantFixtures(t: TestApp) {
       taxCodeId: taxCode.id,
       price,
       ledgerAccount: await createLedgerAccount(env),
-      accountSet: await createAccountSet(env),
+      accountSet,
       draftInvoice: draft.id,
       invoiceItem: draft.itemId,
       bookedInvoice: booked.id,
