@@ -305,3 +305,63 @@ describe('journal integrity in the database', () => {
     ).rejects.toThrow(/does not balance/);
   });
 });
+
+describe('GET /journal-entries', () => {
+  it('exports a date range page by page as JSON and as CSV, and refuses a bad range', async () => {
+    const env = await t.createEnvironment();
+    const customerId = await f.createCustomer(env);
+    await f.createTaxCode(env, 'VAT25', '25');
+    for (const date of ['2026-03-01', '2026-03-02', '2026-03-03', '2026-04-01']) {
+      await booked(
+        env,
+        customerId,
+        [{ quantity: 1, unitAmount: 1000, title: 'Plan', taxCode: 'VAT25' }],
+        date,
+      );
+    }
+    const first = await t.rest('GET', '/journal-entries?from=2026-03-01&to=2026-03-31&limit=2', { env });
+    expect(first.status).toBe(200);
+    expect(first.body.data.map((entry: { number: number }) => entry.number)).toEqual([1, 2]);
+    expect(first.body.data[0]).toMatchObject({ kind: 'booking', date: '2026-03-01', currency: 'EUR' });
+    expect(
+      first.body.data[0].lines.map((line: { accountingCode: string; debit: number; credit: number }) => [
+        line.accountingCode,
+        line.debit,
+        line.credit,
+      ]),
+    ).toEqual([
+      ['1100', 1250, 0],
+      ['4000', 0, 1000],
+      ['2200', 0, 250],
+    ]);
+    const second = await t.rest(
+      'GET',
+      `/journal-entries?from=2026-03-01&to=2026-03-31&limit=2&after=${first.body.nextCursor}`,
+      { env },
+    );
+    expect(second.body.data.map((entry: { number: number }) => entry.number)).toEqual([3]);
+    expect(second.body.nextCursor).toBeNull();
+
+    const csv = await t.rest('GET', '/journal-entries?from=2026-04-01&to=2026-04-30', {
+      env,
+      headers: { accept: 'text/csv' },
+    });
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    const rows = String(csv.body).trimEnd().split('\r\n');
+    expect(rows[0]).toBe(
+      'number,date,kind,invoice_id,customer_id,currency,accounting_code,debit,credit,tax_code',
+    );
+    expect(
+      rows.slice(1).map((row) => row.split(',').filter((_, index) => [0, 1, 6, 7, 8, 9].includes(index))),
+    ).toEqual([
+      ['4', '2026-04-01', '1100', '1250', '0', ''],
+      ['4', '2026-04-01', '4000', '0', '1000', ''],
+      ['4', '2026-04-01', '2200', '0', '250', 'VAT25'],
+    ]);
+
+    const bad = await t.rest('GET', '/journal-entries?from=2026-13-01&to=2026-03-31', { env });
+    expect(bad.status).toBeGreaterThanOrEqual(400);
+    expect(bad.status).toBeLessThan(500);
+  });
+});

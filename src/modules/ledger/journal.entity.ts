@@ -2,7 +2,7 @@ import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { tenantKeys } from '../../db/tenant-keys.ts';
 
 /** What made an entry; a correction is a new entry of its own kind, never a change to an old one. */
-export const JOURNAL_KINDS = ['booking', 'credit_note', 'settlement', 'void'] as const;
+export const JOURNAL_KINDS = ['booking', 'credit_note', 'settlement', 'void', 'recognition'] as const;
 export type JournalKind = (typeof JOURNAL_KINDS)[number];
 
 /**
@@ -75,3 +75,23 @@ export const ProductAccountSetSchema = defineEntity({
 });
 
 export type ProductAccountSet = InferEntity<typeof ProductAccountSetSchema>;
+
+/** One share of a deferred line's schedule (see the migration for what its states mean). */
+export const RecognitionRowSchema = defineEntity({
+  name: 'RecognitionRow',
+  tableName: 'recognition_row',
+  properties: {
+    ...tenantKeys(),
+    invoiceId: p.uuid(),
+    invoiceItemId: p.uuid(),
+    accountSetId: p.uuid(),
+    deferralAccountId: p.uuid(),
+    incomeAccountId: p.uuid(),
+    date: p.date(),
+    amount: p.bigint('number'),
+    postedEntryId: p.uuid().nullable(),
+    cancelled: p.boolean(),
+  },
+});
+
+export type RecognitionRow = InferEntity<typeof RecognitionRowSchema>;

@@ -8,7 +8,7 @@ import { JOURNAL_KINDS, type JournalEntry, type JournalLine, type LedgerSettings
 import { AccountSetRef, LedgerAccountRef } from './ledger.graphql.ts';
 import { JournalEntryFilter, LedgerSettingsInput } from './ledger.input.ts';
 import { ledgerLoaders } from './ledger.reads.ts';
-import { JournalReads, type TrialBalanceRow } from './ledger-journal.reads.ts';
+import { type DeferredRevenue, JournalReads, type TrialBalanceRow } from './ledger-journal.reads.ts';
 import { LedgerSettingsService } from './ledger-settings.service.ts';
 
 const JournalKindEnum = builder.enumType('JournalEntryKind', { values: JOURNAL_KINDS });
@@ -84,6 +84,35 @@ const TrialBalanceRowRef = builder.objectRef<TrialBalanceRow>('TrialBalanceRow')
   }),
 });
 
+const WaterfallMonthRef = builder
+  .objectRef<{ month: string; amount: number }>('DeferredRevenueMonth')
+  .implement({
+    fields: (t) => ({
+      month: t.exposeString('month', { description: 'YYYY-MM' }),
+      amount: t.expose('amount', { type: 'SafeInt' }),
+    }),
+  });
+
+const DeferredRevenueRef = builder.objectRef<DeferredRevenue>('DeferredRevenue').implement({
+  fields: (t) => ({
+    accountSet: t.field({
+      type: AccountSetRef,
+      resolve: (row, _args, ctx) =>
+        ctx.loaders.of(ledgerLoaders).accountSetById.load(row.accountSetId) as never,
+    }),
+    currency: t.exposeString('currency'),
+    balance: t.expose('balance', {
+      type: 'SafeInt',
+      description: 'Deferred as of the date (credit balance).',
+    }),
+    waterfall: t.field({
+      type: [WaterfallMonthRef],
+      description: 'What will be recognized per month from the date on.',
+      resolve: (row) => row.waterfall,
+    }),
+  }),
+});
+
 const JournalEntryFilterRef = builder
   .inputType('JournalEntryFilter', {
     fields: (t) => ({
@@ -136,6 +165,13 @@ builder.queryFields((t) => ({
     type: JournalEntryRef,
     args: { filter: t.arg({ type: JournalEntryFilterRef }) },
     resolve: (_root, { filter, ...page }, ctx) => new JournalReads(ctx).entries(filter ?? {}, page),
+  }),
+  deferredRevenue: t.field({
+    type: [DeferredRevenueRef],
+    description:
+      'Per account set and currency: deferred revenue as of asOf and the monthly waterfall of its recognition.',
+    args: { asOf: t.arg({ type: 'Date', required: true }) },
+    resolve: (_root, { asOf }, ctx) => new JournalReads(ctx).deferredRevenue(CalendarDate.parse(asOf)),
   }),
   trialBalance: t.field({
     type: [TrialBalanceRowRef],

@@ -12,6 +12,7 @@ import {
   type JournalKind,
   JournalLineSchema,
   type LedgerSettings,
+  type RecognitionRow,
 } from './journal.entity.ts';
 import {
   bookingLines,
@@ -22,6 +23,15 @@ import {
   settlementLines,
 } from './ledger.posting.ts';
 import { LedgerAccountSchema } from './ledger-account.entity.ts';
+import {
+  cancelOpenRows,
+  createSchedules,
+  creditSchedule,
+  type DeferredLine,
+  lockSchedules,
+  postedSum,
+  recordTakeBack,
+} from './ledger-recognition.service.ts';
 import { ensureLedgerSettings } from './ledger-settings.service.ts';
 
 /**
@@ -52,15 +62,20 @@ async function assertOpen(tx: EntityManager, environmentId: string, lines: reado
   }
 }
 
-type EntryHead = { kind: JournalKind; date: string; invoice: Invoice; settlementId?: string };
+type EntryHead = {
+  kind: JournalKind;
+  date: string;
+  invoice: Pick<Invoice, 'id' | 'customerId' | 'currency'>;
+  settlementId?: string;
+};
 
-async function writeEntry(
-  ctx: ServiceContext,
+/** Writes one entry with its lines under the next number; returns its id. */
+export async function writeEntry(
+  environmentId: string,
   tx: EntityManager,
   head: EntryHead,
   lines: readonly PostingLine[],
-) {
-  const { environmentId } = ctx;
+): Promise<string> {
   await assertOpen(tx, environmentId, lines);
   // Written directly rather than through the unit of work: lines reference the entry by a plain
   // column, and nothing reads these rows back in the transaction.
@@ -77,20 +92,21 @@ async function writeEntry(
     settlementId: head.settlementId ?? null,
     createdAt: new Date(),
   });
-  if (lines.length === 0) return;
-  await tx.insertMany(
-    JournalLineSchema,
-    lines.map((posting) => ({
-      id: newId(),
-      environmentId,
-      entryId,
-      accountId: posting.accountId,
-      amount: posting.amount,
-      accountSetId: posting.accountSetId,
-      invoiceItemId: posting.invoiceItemId,
-      taxCode: posting.taxCode,
-    })),
-  );
+  if (lines.length > 0)
+    await tx.insertMany(
+      JournalLineSchema,
+      lines.map((posting) => ({
+        id: newId(),
+        environmentId,
+        entryId,
+        accountId: posting.accountId,
+        amount: posting.amount,
+        accountSetId: posting.accountSetId,
+        invoiceItemId: posting.invoiceItemId,
+        taxCode: posting.taxCode,
+      })),
+    );
+  return entryId;
 }
 
 /** Whether the invoice's booking is in the journal (invoices booked before the ledger are not). */
@@ -110,12 +126,13 @@ async function lineTargets(
   settings: LedgerSettings,
   items: readonly {
     id: string;
+    amount: number;
     sku?: string | null;
     periodStart?: string | null;
     periodEnd?: string | null;
     creditedItemId?: string | null;
   }[],
-): Promise<Map<string, LineTarget>> {
+): Promise<{ targets: Map<string, LineTarget>; deferred: DeferredLine[] }> {
   const skus = [...new Set(items.flatMap((item) => (item.sku ? [item.sku] : [])))];
   const bySku = new Map<string, string>();
   if (skus.length > 0) {
@@ -140,6 +157,7 @@ async function lineTargets(
     ]),
   );
   const targets = new Map<string, LineTarget>();
+  const deferredLines: DeferredLine[] = [];
   for (const item of items) {
     const posted = postedLines.find((candidate) => candidate.invoiceItemId === item.creditedItemId);
     const set = sets.get(
@@ -152,8 +170,20 @@ async function lineTargets(
       revenueAccountId: posted?.accountId ?? (deferred ? set.deferralAccountId : set.salesAccountId),
       taxAccountId: set.taxAccountId,
     });
+    if (deferred && !posted && item.periodStart && item.periodEnd) {
+      deferredLines.push({
+        itemId: item.id,
+        amount: item.amount,
+        periodStart: item.periodStart,
+        periodEnd: item.periodEnd,
+        strategy: set.recognitionStrategy,
+        accountSetId: set.id,
+        deferralAccountId: set.deferralAccountId,
+        incomeAccountId: set.incomeAccountId,
+      });
+    }
   }
-  return targets;
+  return { targets, deferred: deferredLines };
 }
 
 /**
@@ -174,8 +204,20 @@ export async function postInvoiceBooking(
     { environmentId, invoiceId: invoice.id },
     { orderBy: { id: 'asc' } },
   );
-  const targets = await lineTargets(tx, environmentId, settings, items);
+  const { targets, deferred } = await lineTargets(tx, environmentId, settings, items);
   const isCreditNote = invoice.type === 'credit_note';
+  // A credit note against deferred lines takes back in proportion what was recognized and what not.
+  const credited = items.flatMap((item) => (item.creditedItemId ? [item.creditedItemId] : []));
+  const schedules = await lockSchedules(tx, environmentId, isCreditNote ? credited : []);
+  const takeBacks: { template: RecognitionRow; amount: number }[] = [];
+  for (const item of items) {
+    const rows = item.creditedItemId ? schedules.get(item.creditedItemId) : undefined;
+    const target = targets.get(item.id);
+    if (!rows?.[0] || !target) continue;
+    const amount = creditSchedule(rows, item.amount);
+    target.recognized = { accountId: rows[0].incomeAccountId, amount };
+    takeBacks.push({ template: rows[0], amount });
+  }
   const lines = bookingLines(
     settings.receivableAccountId,
     items,
@@ -184,7 +226,10 @@ export async function postInvoiceBooking(
   );
   // A zero-total booking still gets its (empty) entry: its settlements and void follow a booking.
   const kind = isCreditNote ? 'credit_note' : 'booking';
-  await writeEntry(ctx, tx, { kind, date: invoice.date, invoice }, lines);
+  const entryId = await writeEntry(environmentId, tx, { kind, date: invoice.date, invoice }, lines);
+  for (const { template, amount } of takeBacks) recordTakeBack(tx, template, amount, invoice.date, entryId);
+  if (!isCreditNote) await createSchedules(tx, environmentId, invoice.id, deferred);
+  await tx.flush();
   await postSettlements(ctx, tx, invoice);
 }
 
@@ -242,7 +287,7 @@ export async function postSettlements(
       (await tx.findOneOrFail(InvoiceSchema, { id: settlement.invoice_id, environmentId }));
     invoices.set(owner.id, owner);
     await writeEntry(
-      ctx,
+      environmentId,
       tx,
       { kind: 'settlement', date: settlement.date, invoice: owner, settlementId: settlement.id },
       lines,
@@ -265,12 +310,27 @@ export async function postVoid(ctx: ServiceContext, tx: EntityManager, invoice: 
     { environmentId, entryId: booking.id },
     { orderBy: { id: 'asc' } },
   );
-  const posted = lines.map((posting) => ({
-    accountId: posting.accountId,
-    amount: posting.amount,
-    accountSetId: posting.accountSetId ?? null,
-    invoiceItemId: posting.invoiceItemId ?? null,
-    taxCode: posting.taxCode ?? null,
-  }));
-  await writeEntry(ctx, tx, { kind: 'void', date: today(), invoice }, reversedLines(posted));
+  // What a deferred line's schedule already recognized is taken back from income, the rest from
+  // deferral; the rows still open are cancelled.
+  const itemIds = lines.flatMap((posting) => (posting.invoiceItemId ? [posting.invoiceItemId] : []));
+  const schedules = await lockSchedules(tx, environmentId, itemIds);
+  const posted = lines.flatMap((posting): PostingLine[] => {
+    const base = {
+      accountId: posting.accountId,
+      amount: posting.amount,
+      accountSetId: posting.accountSetId ?? null,
+      invoiceItemId: posting.invoiceItemId ?? null,
+      taxCode: posting.taxCode ?? null,
+    };
+    const rows = posting.invoiceItemId ? schedules.get(posting.invoiceItemId) : undefined;
+    if (!rows?.[0]) return [base];
+    const recognized = postedSum(rows);
+    cancelOpenRows(rows);
+    return [
+      { ...base, amount: posting.amount + recognized },
+      { ...base, accountId: rows[0].incomeAccountId, amount: -recognized },
+    ].filter((part) => part.amount !== 0);
+  });
+  await writeEntry(environmentId, tx, { kind: 'void', date: today(), invoice }, reversedLines(posted));
+  await tx.flush();
 }

@@ -1,5 +1,6 @@
 import './ledger.graphql.ts';
 import './ledger-journal.graphql.ts';
+import './ledger-recognition.graphql.ts';
 import type { BillingModule } from '../module.ts';
 import { AccountSetSchema } from './account-set.entity.ts';
 import {
@@ -7,9 +8,12 @@ import {
   JournalLineSchema,
   LedgerSettingsSchema,
   ProductAccountSetSchema,
+  RecognitionRowSchema,
 } from './journal.entity.ts';
 import { ledgerRoutes } from './ledger.rest.ts';
 import { LedgerAccountSchema } from './ledger-account.entity.ts';
+import { ledgerExportRoutes } from './ledger-export.rest.ts';
+import { ledgerRecognitionTasks } from './ledger-recognition.jobs.ts';
 
 export const ledgerModule: BillingModule = {
   name: 'ledger',
@@ -20,6 +24,8 @@ export const ledgerModule: BillingModule = {
     ProductAccountSetSchema,
     JournalEntrySchema,
     JournalLineSchema,
+    RecognitionRowSchema,
   ],
-  routes: ledgerRoutes,
+  routes: [...ledgerRoutes, ...ledgerExportRoutes],
+  tasks: ledgerRecognitionTasks,
 };

@@ -11,8 +11,17 @@ export type PostingLine = {
   taxCode: string | null;
 };
 
-/** Where one invoice line goes: its revenue account (sales or deferral) and its set's tax account. */
-export type LineTarget = { accountSetId: string; revenueAccountId: string; taxAccountId: string };
+/**
+ * Where one invoice line goes: its revenue account (sales or deferral) and its set's tax account.
+ * `recognized`, on a credit note line against a deferred line, is the part of the line's amount that
+ * goes to the income account instead, because that much had been recognized.
+ */
+export type LineTarget = {
+  accountSetId: string;
+  revenueAccountId: string;
+  taxAccountId: string;
+  recognized?: { accountId: string; amount: number };
+};
 
 export type PostedItem = { id: string; amount: number; taxAmount: number; taxCode?: string | null };
 
@@ -42,12 +51,10 @@ export function bookingLines(
   for (const item of items) {
     const target = targetOf(item);
     total += item.amount + item.taxAmount;
-    lines.push(
-      line(target.revenueAccountId, -sign * item.amount, {
-        accountSetId: target.accountSetId,
-        invoiceItemId: item.id,
-      }),
-    );
+    const recognized = target.recognized?.amount ?? 0;
+    const extra = { accountSetId: target.accountSetId, invoiceItemId: item.id };
+    lines.push(line(target.revenueAccountId, -sign * (item.amount - recognized), extra));
+    if (target.recognized) lines.push(line(target.recognized.accountId, -sign * recognized, extra));
     if (item.taxAmount === 0) continue;
     const key = `${target.taxAccountId}\u0000${item.taxCode ?? ''}`;
     const tax =

@@ -4,6 +4,9 @@ import { byId, type ModuleCases, page } from '../../support/cases.ts';
 export const cases: ModuleCases = {
   isolation: {
     rest: {
+      'GET /journal-entries': [
+        { request: () => ({ path: '/journal-entries?from=2026-01-01&to=2099-12-31' }) },
+      ],
       'POST /accountsets': [
         {
           target: 'ledgerAccount',
@@ -49,6 +52,8 @@ export const cases: ModuleCases = {
         { target: 'ledgerAccount', args: (id) => ({ first: 20, filter: { accountId: id } }) },
       ],
       'Query.trialBalance': [{ args: () => ({ asOf: '2099-12-31' }) }],
+      'Query.deferredRevenue': [{ args: () => ({ asOf: '2026-01-01' }) }],
+      'Mutation.revenueRecognitionRun': [{ args: () => ({ upTo: '2099-12-31' }) }],
       'Mutation.ledgerSettingsUpdate': [
         { target: 'ledgerAccount', args: (id) => ({ input: { cashAccountId: id } }) },
         { target: 'accountSet', args: (id) => ({ input: { defaultAccountSetId: id } }) },
