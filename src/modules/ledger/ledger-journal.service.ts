@@ -35,22 +35,23 @@ import {
 import { ensureLedgerSettings } from './ledger-settings.service.ts';
 
 /**
- * Takes the next entry number of the environment: the invoice numbers' approach, one upsert on a
- * counter row that stays locked until the transaction ends, so a rollback leaves no gap.
+ * Takes the next `count` entry numbers of the environment and returns the first: the invoice
+ * numbers' approach, one upsert on a counter row that stays locked until the transaction ends, so a
+ * rollback leaves no gap.
  */
-async function nextEntryNumber(tx: EntityManager, environmentId: string): Promise<number> {
+export async function takeEntryNumbers(tx: EntityManager, environmentId: string, count = 1): Promise<number> {
   const [row] = await tx.execute<{ last_number: string }[]>(
-    `insert into journal_numbering (environment_id, last_number) values (?, 1)
-     on conflict (environment_id) do update set last_number = journal_numbering.last_number + 1
+    `insert into journal_numbering (environment_id, last_number) values (?, ?)
+     on conflict (environment_id) do update set last_number = journal_numbering.last_number + excluded.last_number
      returning last_number`,
-    [environmentId],
+    [environmentId, count],
   );
   if (!row) throw new Error('the journal numbering upsert returned no row');
-  return Number(row.last_number);
+  return Number(row.last_number) - count + 1;
 }
 
 /** Refuses postings to a barred account, naming it. */
-async function assertOpen(tx: EntityManager, environmentId: string, lines: readonly PostingLine[]) {
+export async function assertOpen(tx: EntityManager, environmentId: string, lines: readonly PostingLine[]) {
   const ids = [...new Set(lines.map((posting) => posting.accountId))];
   const barred = await tx.find(LedgerAccountSchema, { environmentId, id: { $in: ids }, barred: true });
   const [first] = barred;
@@ -83,7 +84,7 @@ export async function writeEntry(
   await tx.insert(JournalEntrySchema, {
     id: entryId,
     environmentId,
-    number: await nextEntryNumber(tx, environmentId),
+    number: await takeEntryNumbers(tx, environmentId),
     kind: head.kind,
     date: head.date,
     invoiceId: head.invoice.id,

@@ -3,9 +3,11 @@ import type { Task } from 'graphile-worker';
 import { z } from 'zod';
 import { AccessService } from '../../auth/access.service.ts';
 import { CalendarDate, today } from '../../dates/calendar.ts';
+import { newId } from '../../db/ids.ts';
 import { inEnvironment } from '../../db/tenant-transaction.ts';
 import type { JobDependencies } from '../../jobs/runner.ts';
-import { writeEntry } from './ledger-journal.service.ts';
+import { JournalEntrySchema, JournalLineSchema } from './journal.entity.ts';
+import { assertOpen, takeEntryNumbers } from './ledger-journal.service.ts';
 
 export const LEDGER_RECOGNITION_TASK = 'ledger-recognition';
 
@@ -47,24 +49,47 @@ export async function runRecognition(
          order by r.date, r.id limit ? for update of r skip locked`,
         [environmentId, upTo, BATCH],
       );
-      for (const row of rows) {
+      if (rows.length === 0) return 0;
+      // One statement per kind of row for the whole batch: the numbers, the entries, their lines.
+      const postings = rows.map((row) => {
         const amount = Number(row.amount);
         const side = { accountSetId: row.account_set_id, invoiceItemId: row.invoice_item_id, taxCode: null };
-        const entryId = await writeEntry(
-          environmentId,
-          tx,
-          {
-            kind: 'recognition',
-            date: row.date,
-            invoice: { id: row.invoice_id, customerId: row.customer_id, currency: row.currency },
-          },
-          [
-            { accountId: row.deferral_account_id, amount, ...side },
-            { accountId: row.income_account_id, amount: -amount, ...side },
-          ],
-        );
-        await tx.execute('update recognition_row set posted_entry_id = ? where id = ?', [entryId, row.id]);
-      }
+        return [
+          { accountId: row.deferral_account_id, amount, ...side },
+          { accountId: row.income_account_id, amount: -amount, ...side },
+        ];
+      });
+      await assertOpen(tx, environmentId, postings.flat());
+      const first = await takeEntryNumbers(tx, environmentId, rows.length);
+      const entries = rows.map((row, index) => ({
+        id: newId(),
+        environmentId,
+        number: first + index,
+        kind: 'recognition' as const,
+        date: row.date,
+        invoiceId: row.invoice_id,
+        customerId: row.customer_id,
+        currency: row.currency,
+        settlementId: null,
+        createdAt: new Date(),
+      }));
+      await tx.insertMany(JournalEntrySchema, entries);
+      await tx.insertMany(
+        JournalLineSchema,
+        postings.flatMap((lines, index) =>
+          lines.map((line) => ({
+            id: newId(),
+            environmentId,
+            entryId: entries[index]?.id as string,
+            ...line,
+          })),
+        ),
+      );
+      await tx.execute(
+        `update recognition_row set posted_entry_id = case id ${rows.map(() => 'when ? then ?::uuid').join(' ')} end
+         where id in (${rows.map(() => '?').join(', ')})`,
+        [...rows.flatMap((row, index) => [row.id, entries[index]?.id]), ...rows.map((row) => row.id)],
+      );
       return rows.length;
     });
     posted += count;
