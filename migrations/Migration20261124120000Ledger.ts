@@ -45,7 +45,7 @@ export class Migration20261124120000Ledger extends Migration {
         id uuid primary key,
         environment_id uuid not null references environment (id),
         number bigint not null,
-        kind varchar(30) not null,
+        kind text not null check (kind in ('booking', 'credit_note', 'settlement', 'void')),
         date date not null,
         invoice_id uuid not null references invoice (id),
         customer_id uuid not null references customer (id),

@@ -31,10 +31,18 @@ export class Migration20261124120100LedgerRecognition extends Migration {
       create index recognition_row_item_index on recognition_row (invoice_item_id);
       create index recognition_row_invoice_index on recognition_row (invoice_id);
       select enable_tenant_isolation('recognition_row');
+      alter table journal_entry drop constraint journal_entry_kind_check;
+      alter table journal_entry add constraint journal_entry_kind_check
+        check (kind in ('booking', 'credit_note', 'settlement', 'void', 'recognition'));
     `);
   }
 
   override down(): void {
-    this.addSql('drop table recognition_row;');
+    this.addSql(`
+      drop table recognition_row;
+      alter table journal_entry drop constraint journal_entry_kind_check;
+      alter table journal_entry add constraint journal_entry_kind_check
+        check (kind in ('booking', 'credit_note', 'settlement', 'void'));
+    `);
   }
 }
