@@ -15,6 +15,8 @@ import { Migration20261123130000TimeZones } from './Migration20261123130000TimeZ
 import { Migration20261123140000Events } from './Migration20261123140000Events.ts';
 import { Migration20261123150000OverdueEvents } from './Migration20261123150000OverdueEvents.ts';
 import { Migration20261124000000JobQueue } from './Migration20261124000000JobQueue.ts';
+import { Migration20261124120000Ledger } from './Migration20261124120000Ledger.ts';
+import { Migration20261124120100LedgerRecognition } from './Migration20261124120100LedgerRecognition.ts';
 import { Migration20261124140000InvoiceEmail } from './Migration20261124140000InvoiceEmail.ts';
 import { Migration20261124150000LiveEvents } from './Migration20261124150000LiveEvents.ts';
 
@@ -45,4 +47,6 @@ export const migrations = [
   { name: 'Migration20261124000000JobQueue', class: Migration20261124000000JobQueue },
   { name: 'Migration20261124140000InvoiceEmail', class: Migration20261124140000InvoiceEmail },
   { name: 'Migration20261124150000LiveEvents', class: Migration20261124150000LiveEvents },
+  { name: 'Migration20261124120000Ledger', class: Migration20261124120000Ledger },
+  { name: 'Migration20261124120100LedgerRecognition', class: Migration20261124120100LedgerRecognition },
 ];

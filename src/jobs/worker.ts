@@ -6,6 +6,7 @@ import { BILLING_SCHEDULE_TASK } from '../modules/billing/billing.jobs.ts';
 import { INVOICE_REMINDERS_TASK } from '../modules/email/email.jobs.ts';
 import { EVENT_PURGE_TASK } from '../modules/event/event.jobs.ts';
 import { INVOICE_OVERDUE_TASK } from '../modules/invoice/invoice-overdue.jobs.ts';
+import { LEDGER_RECOGNITION_TASK } from '../modules/ledger/ledger-recognition.jobs.ts';
 import { jobTasks } from '../modules/registry.ts';
 import { type CronTask, type JobRunner, startJobRunner } from './runner.ts';
 
@@ -25,6 +26,7 @@ export async function startWorker(
     { task: EVENT_PURGE_TASK, schedule: '23 3 * * *' },
     { task: INVOICE_OVERDUE_TASK, schedule: '5 * * * *' },
     { task: INVOICE_REMINDERS_TASK, schedule: '35 * * * *' },
+    { task: LEDGER_RECOGNITION_TASK, schedule: '41 0 * * *' },
   ];
   const billing = config.BILLING_RUN_SCHEDULE !== 'off';
   if (billing) cron.push({ task: BILLING_SCHEDULE_TASK, schedule: config.BILLING_RUN_SCHEDULE });

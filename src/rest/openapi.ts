@@ -143,18 +143,31 @@ function operationId(route: Route): string {
 function operation(route: Route): ZodOpenApiOperationObject {
   const params = pathParams(route.path);
   const { status, description, schema, alternatives = [] } = route.response;
-  // Binary representations carry no JSON schema: the media type says what the bytes are.
+  // Binary representations carry no JSON schema: the media type says what the bytes are. Text ones
+  // (text/csv) are strings.
   const content = {
     'application/json': { schema },
-    ...Object.fromEntries(alternatives.map((mediaType) => [mediaType, {}])),
+    ...Object.fromEntries(
+      alternatives.map((mediaType) => [
+        mediaType,
+        mediaType.startsWith('text/') ? { schema: z.string() } : {},
+      ]),
+    ),
   };
   return {
     operationId: operationId(route),
     summary: route.summary,
     tags: [capitalize(route.path.split('/')[1] ?? '')],
     parameters: route.method === 'POST' ? [EnvironmentHeader, IdempotencyKeyHeader] : [EnvironmentHeader],
-    ...(params.length > 0
-      ? { requestParams: { path: z.object(Object.fromEntries(params.map((name) => [name, z.uuid()]))) } }
+    ...(params.length > 0 || route.query
+      ? {
+          requestParams: {
+            ...(params.length > 0
+              ? { path: z.object(Object.fromEntries(params.map((name) => [name, z.uuid()]))) }
+              : {}),
+            ...(route.query ? { query: route.query } : {}),
+          },
+        }
       : {}),
     ...(route.body
       ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } }

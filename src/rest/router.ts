@@ -49,6 +49,8 @@ export type Route = {
   path: string;
   summary: string;
   body?: z.ZodType;
+  /** The query parameters the handler reads (it parses them itself); documented like the body. */
+  query?: z.ZodObject;
   response: {
     status: number;
     description: string;

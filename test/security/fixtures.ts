@@ -148,6 +148,7 @@ export function tenantFixtures(t: TestApp) {
         incomeAccountId: income,
         taxAccountId: tax,
         deferralAccountId: deferral,
+        recognitionStrategy: 'even_distribution',
       },
     });
     expect(response.status, JSON.stringify(response.body)).toBe(201);
@@ -254,7 +255,7 @@ export function tenantFixtures(t: TestApp) {
   /**
    * Fills `env` with one object of each kind (rows in every tenant table: a booked and partly settled
    * invoice, a booked credit note, an over-payment on the customer's balance and a refund of part of it,
-   * an idempotency key, the numbering, the audit trail, a subscription
+   * an idempotency key, the numbering, the audit trail, the ledger with a deferred line, a subscription
    * with usage, a billing run and the period it billed) and returns them.
    */
   async function populate(env: MarkedEnvironment): Promise<Shared> {
@@ -325,6 +326,38 @@ export function tenantFixtures(t: TestApp) {
        values ($1, $2, $3, 'invoice', 0, 'buyer@example.com', $4, 'sent', now(), now(), now())`,
       [randomUUID(), env.id, booked.id, `Invoice of ${env.marker}`],
     );
+    // The product posts to an account set of its own (a row of product_account_set).
+    const accountSet = await createAccountSet(env);
+    await mutate(
+      env,
+      'productAccountSetSet',
+      '$productId: UUID!, $accountSetId: UUID',
+      'productId: $productId, accountSetId: $accountSetId',
+      'product',
+      'id',
+      { productId: product.id, accountSetId: accountSet },
+    );
+    // A line of that product with a service period is deferred: rows of its recognition schedule.
+    const deferred = await t.rest('POST', '/invoices', {
+      env,
+      body: {
+        customerId: customer,
+        currency: 'EUR',
+        date: INVOICE_DATE,
+        items: [
+          {
+            quantity: 1,
+            unitAmount: 1200,
+            title: `Annual ${env.marker}`,
+            sku: product.handle,
+            periodStart: INVOICE_DATE,
+            periodEnd: '2027-03-01',
+          },
+        ],
+      },
+    });
+    expect(deferred.status, JSON.stringify(deferred.body)).toBe(201);
+    await book(env, deferred.body.id);
     return {
       customer,
       product: product.id,
@@ -333,7 +366,7 @@ export function tenantFixtures(t: TestApp) {
       taxCodeId: taxCode.id,
       price,
       ledgerAccount: await createLedgerAccount(env),
-      accountSet: await createAccountSet(env),
+      accountSet,
       draftInvoice: draft.id,
       invoiceItem: draft.itemId,
       bookedInvoice: booked.id,

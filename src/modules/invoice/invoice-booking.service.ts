@@ -4,6 +4,7 @@ import { DomainError } from '../../errors.ts';
 import { changeInvoiceWithBalance } from '../balance/balance.change.ts';
 import { CreditBalanceService } from '../balance/balance.service.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
+import { postInvoiceBooking } from '../ledger/ledger-journal.service.ts';
 import { CreditNoteBookingService } from './credit-note-booking.service.ts';
 import { assertDraft, customerSummary } from './invoice.change.ts';
 import { type Invoice, InvoiceItemSchema } from './invoice.entity.ts';
@@ -46,6 +47,7 @@ export class InvoiceBookingService {
           await new CreditBalanceService(this.ctx).applyTo(tx, balance, invoice);
         }
         await tx.flush();
+        await postInvoiceBooking(this.ctx, tx, invoice);
         await recordInvoiceEvent(
           tx,
           invoice.type === 'credit_note' ? 'credit_note.booked' : 'invoice.booked',

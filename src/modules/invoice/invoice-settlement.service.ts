@@ -3,6 +3,7 @@ import type { ServiceContext } from '../../context.ts';
 import { DomainError } from '../../errors.ts';
 import { changeInvoiceWithBalance } from '../balance/balance.change.ts';
 import { CreditBalanceService, excessOf } from '../balance/balance.service.ts';
+import { postSettlements } from '../ledger/ledger-journal.service.ts';
 import { settlementStatus } from './invoice.arithmetic.ts';
 import { type Invoice, type Settlement, SettlementSchema } from './invoice.entity.ts';
 import { recordInvoiceEvent } from './invoice.events.ts';
@@ -44,6 +45,7 @@ export class InvoiceSettlementService {
         note: input.note ?? null,
       });
       new CreditBalanceService(this.ctx).recordExcess(tx, balance, invoice, excessBefore);
+      await postSettlements(this.ctx, tx, invoice);
       if (invoice.settlementStatus === 'settled' || invoice.settlementStatus === 'over_settled') {
         await tx.flush();
         await recordInvoiceEvent(tx, 'invoice.settled', invoice);

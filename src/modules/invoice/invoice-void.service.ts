@@ -4,6 +4,7 @@ import type { ServiceContext } from '../../context.ts';
 import { today } from '../../dates/calendar.ts';
 import { DomainError } from '../../errors.ts';
 import { BALANCE_REFERENCE, excessOf } from '../balance/balance.service.ts';
+import { postSettlements, postVoid } from '../ledger/ledger-journal.service.ts';
 import { changeInvoice, forgetInvoices, invoiceTransaction, lockInvoice } from './invoice.change.ts';
 import { type Invoice, InvoiceSchema, type Settlement, SettlementSchema } from './invoice.entity.ts';
 import { recordInvoiceEvent } from './invoice.events.ts';
@@ -50,6 +51,7 @@ export class InvoiceVoidService {
       invoice.voidedAt = new Date();
       invoice.updatedAt = invoice.voidedAt;
       await tx.flush();
+      await postVoid(this.ctx, tx, invoice);
       await recordInvoiceEvent(tx, 'invoice.voided', invoice);
       return invoice;
     });
@@ -131,6 +133,7 @@ export class InvoiceVoidService {
         });
         settlement.reversesSettlementId = found.id;
         await tx.flush();
+        await postSettlements(this.ctx, tx, invoice);
         return { invoice, settlement };
       });
       return result;

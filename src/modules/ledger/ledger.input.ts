@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CalendarDate } from '../../dates/calendar.ts';
 import { boundedText, Uuid } from '../../validation.ts';
 import { RECOGNITION_STRATEGIES } from './account-set.entity.ts';
 
@@ -67,3 +68,22 @@ export const ACCOUNT_SET_READ_ONLY_FIELDS = [
   'taxAccount',
   'deferralAccount',
 ] as const;
+
+/** GraphQL's `ledgerSettingsUpdate` input: a field left out stays as it is. */
+export const LedgerSettingsInput = z.strictObject({
+  defaultAccountSetId: Uuid.optional(),
+  receivableAccountId: Uuid.optional(),
+  cashAccountId: Uuid.optional(),
+  customerCreditAccountId: Uuid.optional(),
+});
+export type LedgerSettingsInput = z.infer<typeof LedgerSettingsInput>;
+
+/** Filters of `journalEntries`; every one given must hold. */
+export const JournalEntryFilter = z.strictObject({
+  dateFrom: CalendarDate.nullish(),
+  dateTo: CalendarDate.nullish(),
+  accountId: Uuid.nullish(),
+  invoiceId: Uuid.nullish(),
+  customerId: Uuid.nullish(),
+});
+export type JournalEntryFilter = z.infer<typeof JournalEntryFilter>;

@@ -4,6 +4,9 @@ import { byId, type ModuleCases, page } from '../../support/cases.ts';
 export const cases: ModuleCases = {
   isolation: {
     rest: {
+      'GET /journal-entries': [
+        { request: () => ({ path: '/journal-entries?from=2026-01-01&to=2099-12-31' }) },
+      ],
       'POST /accountsets': [
         {
           target: 'ledgerAccount',
@@ -40,6 +43,24 @@ export const cases: ModuleCases = {
       ],
       'Mutation.ledgerAccountUpdate': [
         { target: 'ledgerAccount', args: (id) => ({ id, input: { name: 'Renamed' } }) },
+      ],
+      'Query.ledgerSettings': [{ args: () => ({}) }],
+      'Query.journalEntries': [
+        { args: page },
+        { target: 'bookedInvoice', args: (id) => ({ first: 20, filter: { invoiceId: id } }) },
+        { target: 'customer', args: (id) => ({ first: 20, filter: { customerId: id } }) },
+        { target: 'ledgerAccount', args: (id) => ({ first: 20, filter: { accountId: id } }) },
+      ],
+      'Query.trialBalance': [{ args: () => ({ asOf: '2099-12-31' }) }],
+      'Query.deferredRevenue': [{ args: () => ({ asOf: '2026-01-01' }) }],
+      'Mutation.revenueRecognitionRun': [{ args: () => ({ upTo: '2099-12-31' }) }],
+      'Mutation.ledgerSettingsUpdate': [
+        { target: 'ledgerAccount', args: (id) => ({ input: { cashAccountId: id } }) },
+        { target: 'accountSet', args: (id) => ({ input: { defaultAccountSetId: id } }) },
+      ],
+      'Mutation.productAccountSetSet': [
+        { target: 'product', args: (id, own) => ({ productId: id, accountSetId: own.accountSet }) },
+        { target: 'accountSet', args: (id, own) => ({ productId: own.product, accountSetId: id }) },
       ],
     },
   },

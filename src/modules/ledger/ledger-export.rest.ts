@@ -1,0 +1,167 @@
+import { z } from 'zod';
+import type { RequestContext } from '../../context.ts';
+import { CalendarDate } from '../../dates/calendar.ts';
+import type { Route } from '../../rest/router.ts';
+import { parseInput } from '../../validation.ts';
+
+const CSV_MEDIA_TYPE = 'text/csv';
+const MAX_LIMIT = 1000;
+
+export const JournalExportQuery = z.strictObject({
+  from: CalendarDate.meta({ description: 'First entry date (inclusive), YYYY-MM-DD' }),
+  to: CalendarDate.meta({ description: 'Last entry date (inclusive), YYYY-MM-DD' }),
+  after: z.uuid().optional().meta({ description: 'The nextCursor of the previous page' }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_LIMIT)
+    .default(MAX_LIMIT)
+    .meta({ description: `Entries per page, at most ${MAX_LIMIT}` }),
+});
+
+const JournalLineResponse = z.strictObject({
+  accountId: z.uuid(),
+  accountingCode: z.string(),
+  debit: z.number().int(),
+  credit: z.number().int(),
+  invoiceItemId: z.uuid().nullable(),
+  taxCode: z.string().nullable(),
+});
+
+const JournalEntryResponse = z.strictObject({
+  id: z.uuid(),
+  number: z.number().int(),
+  kind: z.string(),
+  date: z.string(),
+  invoiceId: z.uuid(),
+  customerId: z.uuid(),
+  currency: z.string(),
+  lines: z.array(JournalLineResponse),
+});
+
+export const JournalExportResponse = z.strictObject({
+  data: z.array(JournalEntryResponse),
+  nextCursor: z.uuid().nullable(),
+});
+
+type ExportRow = {
+  id: string;
+  number: string;
+  kind: string;
+  date: string;
+  invoice_id: string;
+  customer_id: string;
+  currency: string;
+  account_id: string | null;
+  accounting_code: string | null;
+  amount: string | null;
+  invoice_item_id: string | null;
+  tax_code: string | null;
+};
+
+/** One page of entries dated in [from, to], in id (posting) order, each with its lines. */
+async function exportPage(ctx: RequestContext, query: z.output<typeof JournalExportQuery>) {
+  const rows = await ctx.em.execute<ExportRow[]>(
+    `with page as (
+       select id, number, kind, to_char(date, 'YYYY-MM-DD') as date, invoice_id, customer_id, currency
+       from journal_entry
+       where environment_id = ? and date between ? and ? and (?::uuid is null or id > ?::uuid)
+       order by id limit ?)
+     select p.*, l.account_id, a.accounting_code, l.amount, l.invoice_item_id, l.tax_code
+     from page p left join journal_line l on l.entry_id = p.id
+       left join ledger_account a on a.id = l.account_id
+     order by p.id, l.id`,
+    [ctx.environmentId, query.from, query.to, query.after ?? null, query.after ?? null, query.limit + 1],
+  );
+  const entries = new Map<string, z.infer<typeof JournalEntryResponse>>();
+  for (const row of rows) {
+    let entry = entries.get(row.id);
+    if (!entry) {
+      entry = {
+        id: row.id,
+        number: Number(row.number),
+        kind: row.kind,
+        date: row.date,
+        invoiceId: row.invoice_id,
+        customerId: row.customer_id,
+        currency: row.currency,
+        lines: [],
+      };
+      entries.set(row.id, entry);
+    }
+    if (row.account_id === null || row.amount === null) continue;
+    const amount = Number(row.amount);
+    entry.lines.push({
+      accountId: row.account_id,
+      accountingCode: row.accounting_code ?? '',
+      debit: Math.max(amount, 0),
+      credit: Math.max(-amount, 0),
+      invoiceItemId: row.invoice_item_id,
+      taxCode: row.tax_code,
+    });
+  }
+  const all = [...entries.values()];
+  const data = all.slice(0, query.limit);
+  return { data, nextCursor: all.length > query.limit ? (data.at(-1)?.id ?? null) : null };
+}
+
+const csvField = (value: string | number | null) => {
+  const text = value === null ? '' : String(value);
+  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+};
+
+const CSV_HEADER = 'number,date,kind,invoice_id,customer_id,currency,accounting_code,debit,credit,tax_code';
+
+function toCsv(entries: z.infer<typeof JournalEntryResponse>[]): string {
+  const lines = entries.flatMap((entry) =>
+    entry.lines.map((line) =>
+      [
+        entry.number,
+        entry.date,
+        entry.kind,
+        entry.invoiceId,
+        entry.customerId,
+        entry.currency,
+        line.accountingCode,
+        line.debit,
+        line.credit,
+        line.taxCode,
+      ]
+        .map(csvField)
+        .join(','),
+    ),
+  );
+  return `${[CSV_HEADER, ...lines].join('\r\n')}\r\n`;
+}
+
+export const ledgerExportRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: '/journal-entries',
+    summary: 'Export the journal entries of a date range, a page at a time',
+    query: JournalExportQuery,
+    response: {
+      status: 200,
+      description:
+        'Entries dated from `from` to `to` in posting order, with their lines (debit and credit in minor units). ' +
+        'With `Accept: text/csv`, one CSV row per line and the next page’s cursor in the `x-next-cursor` header ' +
+        '(absent on the last page). Pass `after` = nextCursor for the next page.',
+      schema: JournalExportResponse,
+      alternatives: [CSV_MEDIA_TYPE],
+    },
+    handler: async ({ ctx, request, mediaType }) => {
+      const query = parseInput(JournalExportQuery, Object.fromEntries(new URL(request.url).searchParams));
+      const page = await exportPage(ctx, query);
+      if (mediaType !== CSV_MEDIA_TYPE) return { status: 200, body: page };
+      return {
+        status: 200,
+        headers: {
+          'content-type': `${CSV_MEDIA_TYPE}; charset=utf-8`,
+          ...(page.nextCursor ? { 'x-next-cursor': page.nextCursor } : {}),
+        },
+        body: new TextEncoder().encode(toCsv(page.data)),
+      };
+    },
+  },
+];

@@ -1,0 +1,206 @@
+import type { RequestContext } from '../../context.ts';
+import { CalendarDate } from '../../dates/calendar.ts';
+import { builder } from '../../graphql/builder.ts';
+import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import { ProductSchema } from '../product/product.entity.ts';
+import { ProductRef } from '../product/product.graphql.ts';
+import { JOURNAL_KINDS, type JournalEntry, type JournalLine, type LedgerSettings } from './journal.entity.ts';
+import { AccountSetRef, LedgerAccountRef } from './ledger.graphql.ts';
+import { JournalEntryFilter, LedgerSettingsInput } from './ledger.input.ts';
+import { ledgerLoaders } from './ledger.reads.ts';
+import { type DeferredRevenue, JournalReads, type TrialBalanceRow } from './ledger-journal.reads.ts';
+import { LedgerSettingsService } from './ledger-settings.service.ts';
+
+const JournalKindEnum = builder.enumType('JournalEntryKind', { values: JOURNAL_KINDS });
+
+const account = async (id: string, ctx: RequestContext) => {
+  const found = await ctx.loaders.of(ledgerLoaders).accountById.load(id);
+  // Composite foreign keys keep every posted account in the entry's environment.
+  if (!found) throw new Error(`ledger account ${id} is missing`);
+  return found;
+};
+
+const LedgerSettingsRef = builder.objectRef<LedgerSettings>('LedgerSettings').implement({
+  description: 'Which accounts the environment posts to; made with a default chart when first needed.',
+  fields: (t) => ({
+    defaultAccountSet: t.field({
+      type: AccountSetRef,
+      description: 'The account set of lines whose product names none.',
+      resolve: (settings, _args, ctx) =>
+        ctx.loaders.of(ledgerLoaders).accountSetById.load(settings.defaultAccountSetId) as never,
+    }),
+    receivableAccount: t.field({
+      type: LedgerAccountRef,
+      resolve: (settings, _args, ctx) => account(settings.receivableAccountId, ctx),
+    }),
+    cashAccount: t.field({
+      type: LedgerAccountRef,
+      resolve: (settings, _args, ctx) => account(settings.cashAccountId, ctx),
+    }),
+    customerCreditAccount: t.field({
+      type: LedgerAccountRef,
+      description: 'Where what moves through customers’ credit balances is posted.',
+      resolve: (settings, _args, ctx) => account(settings.customerCreditAccountId, ctx),
+    }),
+  }),
+});
+
+const JournalLineRef = builder.objectRef<JournalLine>('JournalLine').implement({
+  fields: (t) => ({
+    account: t.field({ type: LedgerAccountRef, resolve: (line, _args, ctx) => account(line.accountId, ctx) }),
+    debit: t.field({ type: 'SafeInt', resolve: (line) => Math.max(line.amount, 0) }),
+    credit: t.field({ type: 'SafeInt', resolve: (line) => Math.max(-line.amount, 0) }),
+    accountSetId: t.expose('accountSetId', { type: 'UUID', nullable: true }),
+    invoiceItemId: t.expose('invoiceItemId', { type: 'UUID', nullable: true }),
+    taxCode: t.exposeString('taxCode', { nullable: true }),
+  }),
+});
+
+const JournalEntryRef = builder.objectRef<JournalEntry>('JournalEntry').implement({
+  description: 'An immutable, balanced posting; corrections are new entries.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    number: t.expose('number', { type: 'SafeInt', description: 'Gapless per environment.' }),
+    kind: t.expose('kind', { type: JournalKindEnum }),
+    date: t.expose('date', { type: 'Date' }),
+    invoiceId: t.expose('invoiceId', { type: 'UUID' }),
+    customerId: t.expose('customerId', { type: 'UUID' }),
+    currency: t.exposeString('currency'),
+    settlementId: t.expose('settlementId', { type: 'UUID', nullable: true }),
+    lines: t.field({
+      type: [JournalLineRef],
+      resolve: (entry, _args, ctx) => new JournalReads(ctx).lines(entry),
+    }),
+  }),
+});
+
+const TrialBalanceRowRef = builder.objectRef<TrialBalanceRow>('TrialBalanceRow').implement({
+  fields: (t) => ({
+    account: t.field({ type: LedgerAccountRef, resolve: (row, _args, ctx) => account(row.accountId, ctx) }),
+    currency: t.exposeString('currency'),
+    debit: t.expose('debit', { type: 'SafeInt' }),
+    credit: t.expose('credit', { type: 'SafeInt' }),
+    balance: t.expose('balance', { type: 'SafeInt', description: 'Debit minus credit.' }),
+  }),
+});
+
+const WaterfallMonthRef = builder
+  .objectRef<{ month: string; amount: number }>('DeferredRevenueMonth')
+  .implement({
+    fields: (t) => ({
+      month: t.exposeString('month', { description: 'YYYY-MM' }),
+      amount: t.expose('amount', { type: 'SafeInt' }),
+    }),
+  });
+
+const DeferredRevenueRef = builder.objectRef<DeferredRevenue>('DeferredRevenue').implement({
+  fields: (t) => ({
+    accountSet: t.field({
+      type: AccountSetRef,
+      resolve: (row, _args, ctx) =>
+        ctx.loaders.of(ledgerLoaders).accountSetById.load(row.accountSetId) as never,
+    }),
+    currency: t.exposeString('currency'),
+    balance: t.expose('balance', {
+      type: 'SafeInt',
+      description: 'Deferred as of the date (credit balance).',
+    }),
+    waterfall: t.field({
+      type: [WaterfallMonthRef],
+      description: 'What will be recognized per month from the date on.',
+      resolve: (row) => row.waterfall,
+    }),
+  }),
+});
+
+const JournalEntryFilterRef = builder
+  .inputType('JournalEntryFilter', {
+    fields: (t) => ({
+      dateFrom: t.field({ type: 'Date', description: 'Entries dated on or after.' }),
+      dateTo: t.field({ type: 'Date', description: 'Entries dated on or before.' }),
+      accountId: t.field({ type: 'UUID', description: 'Entries with a line on this account.' }),
+      invoiceId: t.field({ type: 'UUID' }),
+      customerId: t.field({ type: 'UUID' }),
+    }),
+  })
+  .validate(JournalEntryFilter);
+
+const LedgerSettingsInputRef = builder
+  .inputType('LedgerSettingsInput', {
+    description: 'Fields left out stay as they are; accounts must be unbarred accounts of the environment.',
+    fields: (t) => ({
+      defaultAccountSetId: t.field({ type: 'UUID' }),
+      receivableAccountId: t.field({ type: 'UUID' }),
+      cashAccountId: t.field({ type: 'UUID' }),
+      customerCreditAccountId: t.field({ type: 'UUID' }),
+    }),
+  })
+  .validate(LedgerSettingsInput);
+
+const LedgerSettingsUpdatePayload = payloadType(
+  'LedgerSettingsUpdatePayload',
+  'ledgerSettings',
+  LedgerSettingsRef,
+);
+const ProductAccountSetPayload = payloadType('ProductAccountSetPayload', 'product', ProductRef);
+
+builder.objectField(ProductRef, 'accountSet', (t) =>
+  t.field({
+    type: AccountSetRef,
+    nullable: true,
+    description: 'Where its lines post; null means the environment’s default account set.',
+    resolve: async (product, _args, ctx) => {
+      const id = await new LedgerSettingsService(ctx).productAccountSetId(product.id);
+      return id ? ((await ctx.loaders.of(ledgerLoaders).accountSetById.load(id)) as never) : null;
+    },
+  }),
+);
+
+builder.queryFields((t) => ({
+  ledgerSettings: t.field({
+    type: LedgerSettingsRef,
+    resolve: (_root, _args, ctx) => new LedgerSettingsService(ctx).get(),
+  }),
+  journalEntries: t.connection({
+    type: JournalEntryRef,
+    args: { filter: t.arg({ type: JournalEntryFilterRef }) },
+    resolve: (_root, { filter, ...page }, ctx) => new JournalReads(ctx).entries(filter ?? {}, page),
+  }),
+  deferredRevenue: t.field({
+    type: [DeferredRevenueRef],
+    description:
+      'Per account set and currency: deferred revenue as of asOf and the monthly waterfall of its recognition.',
+    args: { asOf: t.arg({ type: 'Date', required: true }) },
+    resolve: (_root, { asOf }, ctx) => new JournalReads(ctx).deferredRevenue(CalendarDate.parse(asOf)),
+  }),
+  trialBalance: t.field({
+    type: [TrialBalanceRowRef],
+    description: 'Per account and currency, the entries dated on or before asOf; each currency sums to zero.',
+    args: { asOf: t.arg({ type: 'Date', required: true }) },
+    resolve: (_root, { asOf }, ctx) => new JournalReads(ctx).trialBalance(CalendarDate.parse(asOf)),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  ledgerSettingsUpdate: t.field({
+    type: LedgerSettingsUpdatePayload,
+    args: { input: t.arg({ type: LedgerSettingsInputRef, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      withUserErrors('ledgerSettings', () => new LedgerSettingsService(ctx).update(input)),
+  }),
+  productAccountSetSet: t.field({
+    type: ProductAccountSetPayload,
+    description:
+      'Points a product (and invoice lines whose sku is its handle) at an account set; null for the default.',
+    args: {
+      productId: t.arg({ type: 'UUID', required: true }),
+      accountSetId: t.arg({ type: 'UUID' }),
+    },
+    resolve: (_root, { productId, accountSetId }, ctx) =>
+      withUserErrors('product', async () => {
+        const service = new LedgerSettingsService(ctx);
+        await service.setProductAccountSet(productId, accountSetId ?? null);
+        return ctx.em.findOneOrFail(ProductSchema, { id: productId, environmentId: ctx.environmentId });
+      }),
+  }),
+}));
