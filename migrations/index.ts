@@ -19,6 +19,7 @@ import { Migration20261124120000Ledger } from './Migration20261124120000Ledger.t
 import { Migration20261124120100LedgerRecognition } from './Migration20261124120100LedgerRecognition.ts';
 import { Migration20261124140000InvoiceEmail } from './Migration20261124140000InvoiceEmail.ts';
 import { Migration20261124150000LiveEvents } from './Migration20261124150000LiveEvents.ts';
+import { Migration20261124160000LedgerRefunds } from './Migration20261124160000LedgerRefunds.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -49,4 +50,5 @@ export const migrations = [
   { name: 'Migration20261124150000LiveEvents', class: Migration20261124150000LiveEvents },
   { name: 'Migration20261124120000Ledger', class: Migration20261124120000Ledger },
   { name: 'Migration20261124120100LedgerRecognition', class: Migration20261124120100LedgerRecognition },
+  { name: 'Migration20261124160000LedgerRefunds', class: Migration20261124160000LedgerRefunds },
 ];

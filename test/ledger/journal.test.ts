@@ -185,6 +185,42 @@ describe('journal', () => {
     await expectReceivableIsDue(env);
   });
 
+  it('posts an over-payment refunded out of the credit balance: cash out, customer credit cleared', async () => {
+    // an environment of its own, so the entries below are all there is
+    const env = await t.createEnvironment();
+    const payer = await f.createCustomer(env);
+    const id = await booked(env, payer, [{ quantity: 1, unitAmount: 300, title: 'Once' }]);
+    await f.gql(env, SETTLE, { id, input: { date: '2026-02-01', amount: 500 } });
+    const refunded = await f.gql(
+      env,
+      `mutation ($customerId: UUID!, $input: RefundCreateInput!) {
+        refundCreate(customerId: $customerId, input: $input) { refund { id } userErrors { message } } }`,
+      { customerId: payer, input: { amount: 150, date: '2026-02-10' } },
+    );
+    expect(refunded.refundCreate.userErrors).toEqual([]);
+    const all = await entries(env, { customerId: payer });
+    expect(all.map((entry) => entry.kind)).toEqual(['booking', 'settlement', 'settlement', 'refund']);
+    const [, paid, moved, refund] = all as Entry[];
+    expect(postings(paid as Entry)).toEqual(['1000: 500', '1100: -500']);
+    expect(postings(moved as Entry)).toEqual(['1100: 150', '2300: -150']);
+    expect(refund).toMatchObject({ date: '2026-02-10', invoiceId: null });
+    expect(postings(refund as Entry)).toEqual(['1000: -150', '2300: 150']);
+    const [row] = await t.sql<{ refund_id: string }>(
+      "select refund_id from journal_entry where customer_id = $1 and kind = 'refund'",
+      [payer],
+    );
+    expect(row?.refund_id).toBe(refunded.refundCreate.refund.id);
+
+    // cash holds what stayed paid; what the balance gave back left the customer credit account again
+    const net = (code: string) =>
+      all
+        .flatMap((entry) => entry.lines)
+        .filter((line) => line.account.accountingCode === code)
+        .reduce((sum, line) => sum + line.debit - line.credit, 0);
+    expect([net('1000'), net('2300')]).toEqual([350, 0]);
+    await expectReceivableIsDue(env);
+  });
+
   it('numbers entries gaplessly per environment and filters them by account, customer and date', async () => {
     const all = await entries(env);
     expect(all.map((entry) => entry.number)).toEqual(all.map((_, index) => index + 1));

@@ -4,6 +4,7 @@ import { today } from '../../dates/calendar.ts';
 import { DomainError } from '../../errors.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
 import { forgetInvoices } from '../invoice/invoice.change.ts';
+import { postRefund } from '../ledger/ledger-journal.service.ts';
 import { type CustomerBalance, type Refund, RefundSchema } from './balance.entity.ts';
 import type { RefundCreateInput } from './balance.input.ts';
 import { balanceLoaders } from './balance.reads.ts';
@@ -62,6 +63,8 @@ export class RefundService {
             note: 'Refunded from the credit balance',
           },
         );
+        await tx.flush();
+        await postRefund(this.ctx, tx, refund);
         return { refund, balance };
       },
       { clear: true },

@@ -33,8 +33,11 @@ class EventFeed {
     this.connectionString = connectionString;
   }
 
-  /** The committed events of `environmentId`, from now on, until the consumer stops reading. */
-  subscribe(environmentId: string, tokenId: string): AsyncIterable<PublishedEvent> {
+  /**
+   * The committed events of `environmentId`, from now on, until the consumer stops reading. Resolves
+   * once the feed is listening, so the stream's response starts only when nothing can be missed.
+   */
+  async subscribe(environmentId: string, tokenId: string): Promise<AsyncIterable<PublishedEvent>> {
     const open = [...this.subscribers].filter((subscriber) => subscriber.tokenId === tokenId).length;
     if (open >= MAX_STREAMS_PER_TOKEN) {
       throw createGraphQLError(
@@ -42,6 +45,7 @@ class EventFeed {
         { extensions: { code: 'TOO_MANY_STREAMS', http: { status: 429 } } },
       );
     }
+    await this.listen();
     return new Repeater<PublishedEvent>(async (push, stop) => {
       let behind = 0;
       const subscriber: Subscriber = {

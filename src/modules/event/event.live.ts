@@ -10,12 +10,15 @@ export type LiveEventFilter = { types: readonly EventType[] | null; objectId?: s
  * The request's environment's events as they commit, each read back under its row-level security
  * (the notification carries only the id), filtered as asked.
  */
-export function liveEvents(ctx: RequestContext, { types, objectId }: LiveEventFilter): AsyncIterable<Event> {
+export async function liveEvents(
+  ctx: RequestContext,
+  { types, objectId }: LiveEventFilter,
+): Promise<AsyncIterable<Event>> {
   const { environmentId } = ctx;
   const wanted = objectId?.toLowerCase() ?? null;
   const feed = eventFeed(ctx.em.config.get('clientUrl') as string);
   return pipe(
-    feed.subscribe(environmentId, ctx.token.id),
+    await feed.subscribe(environmentId, ctx.token.id),
     filter((published) => !types || types.includes(published.type as EventType)),
     map((published) =>
       inEnvironment(ctx.em, environmentId, (tx) =>

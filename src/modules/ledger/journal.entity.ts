@@ -2,7 +2,14 @@ import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { tenantKeys } from '../../db/tenant-keys.ts';
 
 /** What made an entry; a correction is a new entry of its own kind, never a change to an old one. */
-export const JOURNAL_KINDS = ['booking', 'credit_note', 'settlement', 'void', 'recognition'] as const;
+export const JOURNAL_KINDS = [
+  'booking',
+  'credit_note',
+  'settlement',
+  'void',
+  'recognition',
+  'refund',
+] as const;
 export type JournalKind = (typeof JOURNAL_KINDS)[number];
 
 /**
@@ -17,11 +24,14 @@ export const JournalEntrySchema = defineEntity({
     number: p.bigint('number'),
     kind: p.enum(JOURNAL_KINDS),
     date: p.date(),
-    invoiceId: p.uuid(),
+    /** Null only for a refund out of the credit balance, which belongs to no invoice. */
+    invoiceId: p.uuid().nullable(),
     customerId: p.uuid(),
     currency: p.string().length(3),
     /** For a settlement's entry: the settlement it posts (each is posted at most once). */
     settlementId: p.uuid().nullable(),
+    /** For a refund's entry: the refund it posts (once). */
+    refundId: p.uuid().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

@@ -34,7 +34,7 @@ const JournalEntryResponse = z.strictObject({
   number: z.number().int(),
   kind: z.string(),
   date: z.string(),
-  invoiceId: z.uuid(),
+  invoiceId: z.uuid().nullable().meta({ description: 'Null for a refund out of the credit balance' }),
   customerId: z.uuid(),
   currency: z.string(),
   lines: z.array(JournalLineResponse),
@@ -50,7 +50,7 @@ type ExportRow = {
   number: string;
   kind: string;
   date: string;
-  invoice_id: string;
+  invoice_id: string | null;
   customer_id: string;
   currency: string;
   account_id: string | null;

@@ -63,10 +63,15 @@ const JournalEntryRef = builder.objectRef<JournalEntry>('JournalEntry').implemen
     number: t.expose('number', { type: 'SafeInt', description: 'Gapless per environment.' }),
     kind: t.expose('kind', { type: JournalKindEnum }),
     date: t.expose('date', { type: 'Date' }),
-    invoiceId: t.expose('invoiceId', { type: 'UUID' }),
+    invoiceId: t.expose('invoiceId', {
+      type: 'UUID',
+      nullable: true,
+      description: 'Null only for a refund out of the credit balance (see refundId).',
+    }),
     customerId: t.expose('customerId', { type: 'UUID' }),
     currency: t.exposeString('currency'),
     settlementId: t.expose('settlementId', { type: 'UUID', nullable: true }),
+    refundId: t.expose('refundId', { type: 'UUID', nullable: true }),
     lines: t.field({
       type: [JournalLineRef],
       resolve: (entry, _args, ctx) => new JournalReads(ctx).lines(entry),

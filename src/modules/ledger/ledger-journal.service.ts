@@ -3,6 +3,7 @@ import type { ServiceContext } from '../../context.ts';
 import { today } from '../../dates/calendar.ts';
 import { newId } from '../../db/ids.ts';
 import { DomainError } from '../../errors.ts';
+import type { Refund } from '../balance/balance.entity.ts';
 import { BALANCE_REFERENCE } from '../balance/balance.service.ts';
 import type { Invoice } from '../invoice/invoice.entity.ts';
 import { InvoiceItemSchema, InvoiceSchema } from '../invoice/invoice.entity.ts';
@@ -19,6 +20,7 @@ import {
   type LineTarget,
   type PostedItem,
   type PostingLine,
+  refundLines,
   reversedLines,
   settlementLines,
 } from './ledger.posting.ts';
@@ -66,9 +68,12 @@ export async function assertOpen(tx: EntityManager, environmentId: string, lines
 type EntryHead = {
   kind: JournalKind;
   date: string;
-  invoice: Pick<Invoice, 'id' | 'customerId' | 'currency'>;
   settlementId?: string;
-};
+} & (
+  | { invoice: Pick<Invoice, 'id' | 'customerId' | 'currency'> }
+  /** A refund out of the credit balance belongs to no invoice. */
+  | { refund: Pick<Refund, 'id' | 'customerId' | 'currency'> }
+);
 
 /** Writes one entry with its lines under the next number; returns its id. */
 export async function writeEntry(
@@ -81,15 +86,17 @@ export async function writeEntry(
   // Written directly rather than through the unit of work: lines reference the entry by a plain
   // column, and nothing reads these rows back in the transaction.
   const entryId = newId();
+  const owner = 'invoice' in head ? head.invoice : head.refund;
   await tx.insert(JournalEntrySchema, {
     id: entryId,
     environmentId,
     number: await takeEntryNumbers(tx, environmentId),
     kind: head.kind,
     date: head.date,
-    invoiceId: head.invoice.id,
-    customerId: head.invoice.customerId,
-    currency: head.invoice.currency,
+    invoiceId: 'invoice' in head ? head.invoice.id : null,
+    refundId: 'refund' in head ? head.refund.id : null,
+    customerId: owner.customerId,
+    currency: owner.currency,
     settlementId: head.settlementId ?? null,
     createdAt: new Date(),
   });
@@ -252,7 +259,7 @@ type PendingSettlement = {
 export async function postSettlements(
   ctx: ServiceContext,
   tx: EntityManager,
-  invoice: Invoice,
+  invoice: Pick<Invoice, 'customerId' | 'currency'>,
 ): Promise<void> {
   const { environmentId } = ctx;
   await tx.flush();
@@ -273,7 +280,7 @@ export async function postSettlements(
   );
   if (pending.length === 0) return;
   const settings = await ensureLedgerSettings(tx, environmentId);
-  const invoices = new Map<string, Invoice>([[invoice.id, invoice]]);
+  const invoices = new Map<string, Invoice>();
   for (const settlement of pending) {
     const counterpart =
       settlement.reference === BALANCE_REFERENCE ? settings.customerCreditAccountId : settings.cashAccountId;
@@ -334,4 +341,17 @@ export async function postVoid(ctx: ServiceContext, tx: EntityManager, invoice: 
   });
   await writeEntry(environmentId, tx, { kind: 'void', date: today(), invoice }, reversedLines(posted));
   await tx.flush();
+}
+
+/**
+ * Posts a refund out of the customer's credit balance: the money leaves cash and the customer credit
+ * account gives it up. (A refund by credit note posts through its settlement instead.)
+ */
+export async function postRefund(ctx: ServiceContext, tx: EntityManager, refund: Refund): Promise<void> {
+  const { environmentId } = ctx;
+  const settings = await ensureLedgerSettings(tx, environmentId);
+  // What the refund drew from over-paid invoices moved to customer credit first.
+  await postSettlements(ctx, tx, refund);
+  const lines = refundLines(settings.customerCreditAccountId, settings.cashAccountId, refund.amount);
+  await writeEntry(environmentId, tx, { kind: 'refund', date: refund.date, refund }, lines);
 }

@@ -71,6 +71,7 @@ export async function runRecognition(
         customerId: row.customer_id,
         currency: row.currency,
         settlementId: null,
+        refundId: null,
         createdAt: new Date(),
       }));
       await tx.insertMany(JournalEntrySchema, entries);

@@ -83,6 +83,10 @@ export function settlementLines(
   return [line(counterpartAccountId, direction * amount), line(receivableAccountId, -direction * amount)];
 }
 
+/** A refund out of the credit balance: customer credit debited, cash credited. */
+export const refundLines = (customerCreditAccountId: string, cashAccountId: string, amount: number) =>
+  amount === 0 ? [] : [line(customerCreditAccountId, amount), line(cashAccountId, -amount)];
+
 /** The lines that cancel `lines` (a void cancels its invoice's booking). */
 export const reversedLines = (lines: readonly PostingLine[]): PostingLine[] =>
   lines.map((posting) => ({ ...posting, amount: -posting.amount }));
