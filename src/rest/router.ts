@@ -20,6 +20,7 @@ import {
 import { withinDeadline } from '../limits/deadline.ts';
 import type { Logger } from '../logger.ts';
 import { assertStorableInput } from '../validation.ts';
+import { streamInTransaction } from './stream.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -33,8 +34,18 @@ export type RestRequest = {
   mediaType: string;
 };
 
-/** A `Uint8Array` body is sent as it is, with the content type the handler names; anything else as JSON. */
-export type RestResult = { status: number; body: unknown; headers?: Record<string, string> };
+/**
+ * A `Uint8Array` body is sent as it is, with the content type the handler names; anything else as JSON.
+ * A GET may instead answer with `stream`: chunks produced after the handler returned, in a transaction
+ * of their own that lasts while the client reads (see streamInTransaction).
+ */
+export type RestResult =
+  | { status: number; body: unknown; headers?: Record<string, string> }
+  | {
+      status: number;
+      stream: (ctx: RequestContext) => AsyncIterable<Uint8Array>;
+      headers: Record<string, string>;
+    };
 
 const JSON_MEDIA_TYPE = 'application/json';
 
@@ -138,6 +149,11 @@ export class RestRouter {
       const respond = async (context: RequestContext) => {
         const result = await route.handler({ ctx: context, params: ids, body, request, mediaType });
         const vary: Record<string, string> = alternatives ? { vary: 'accept' } : {};
+        if ('stream' in result) {
+          if (route.method !== 'GET') throw new Error(`${route.path}: only a GET may stream its answer`);
+          const body = streamInTransaction(ctx, result.stream);
+          return { status: result.status, headers: { ...vary, ...result.headers }, body };
+        }
         if (result.body instanceof Uint8Array) {
           // Handlers build bytes in Node Buffers, which are backed by a plain ArrayBuffer.
           const bytes = result.body as Uint8Array<ArrayBuffer>;
@@ -151,7 +167,7 @@ export class RestRouter {
       };
       const replayable = async (context: RequestContext): Promise<ReplayableResponse> => {
         const response = await respond(context);
-        if (response.body instanceof Uint8Array)
+        if (response.body instanceof Uint8Array || response.body instanceof ReadableStream)
           throw new Error(`${route.path}: a POST answers JSON, replays store text`);
         return { ...response, body: response.body };
       };

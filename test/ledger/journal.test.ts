@@ -396,8 +396,51 @@ describe('GET /journal-entries', () => {
       ['4', '2026-04-01', '2200', '0', '250', 'VAT25'],
     ]);
 
+    const paged = await t.rest('GET', '/journal-entries?from=2026-03-01&to=2026-03-31&limit=2', {
+      env,
+      headers: { accept: 'text/csv' },
+    });
+    expect(String(paged.body).trimEnd().split('\r\n')).toHaveLength(1 + 2 * 3);
+    expect(paged.headers.get('x-next-cursor')).toBe(first.body.nextCursor);
+
     const bad = await t.rest('GET', '/journal-entries?from=2026-13-01&to=2026-03-31', { env });
-    expect(bad.status).toBeGreaterThanOrEqual(400);
-    expect(bad.status).toBeLessThan(500);
+    expect(bad.status).toBe(400);
+    const reversed = await t.rest('GET', '/journal-entries?from=2026-04-01&to=2026-03-31', { env });
+    expect(reversed.status).toBe(400);
+    expect(reversed.body.errors).toEqual([
+      expect.objectContaining({ pointer: '/to', detail: 'must be on or after from' }),
+    ]);
+  });
+
+  it('streams a CSV of a range larger than a page as one file, every entry once, in number order', async () => {
+    const env = await t.createEnvironment();
+    const customerId = await f.createCustomer(env);
+    const invoiceId = await booked(
+      env,
+      customerId,
+      [{ quantity: 1, unitAmount: 1000, title: 'Plan' }],
+      '2026-05-01',
+    );
+    // 2,500 more entries than one page holds, written directly: cash against receivable, g each
+    await t.sql(
+      `with s as (select cash_account_id, receivable_account_id from ledger_settings where environment_id = $1),
+       e as (insert into journal_entry (id, environment_id, number, kind, date, invoice_id, customer_id, currency, created_at)
+         select gen_random_uuid(), $1, 1 + g, 'settlement', date '2026-05-01' + (g % 28), $2, $3, 'EUR', now()
+         from generate_series(1, 2500) g returning id, number)
+       insert into journal_line (id, environment_id, entry_id, account_id, amount)
+       select gen_random_uuid(), $1, e.id, a.account_id, a.sign * (e.number - 1)
+       from e, s, lateral (values (s.cash_account_id, 1), (s.receivable_account_id, -1)) a(account_id, sign)`,
+      [env.id, invoiceId, customerId],
+    );
+    const csv = await t.rest('GET', '/journal-entries?from=2026-05-01&to=2026-05-31', {
+      env,
+      headers: { accept: 'text/csv' },
+    });
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get('x-next-cursor')).toBeNull();
+    const rows = String(csv.body).trimEnd().split('\r\n').slice(1);
+    const numbers = [...new Set(rows.map((row) => Number(row.split(',')[0])))];
+    expect(numbers).toEqual(Array.from({ length: 2501 }, (_, index) => index + 1));
+    expect(rows).toHaveLength(1 * 2 + 2500 * 2);
   });
 });
