@@ -50,6 +50,7 @@ type DeliveryRow = {
   event_id: string | null;
   event_type: string;
   payload: Record<string, unknown> | null;
+  resend_of: string | null;
   next_attempt_at: Date | null;
   attempt_started_at: Date | null;
   created_at: Date;
@@ -126,7 +127,7 @@ export class WebhookDispatcher {
   /** Marks the delivery as being sent now and returns its signed message; null when there is nothing to do. */
   private async claim(tx: EntityManager, environmentId: string, deliveryId: string): Promise<Claim | null> {
     const [row] = await tx.execute<DeliveryRow[]>(
-      `select d.id, d.status, d.attempts, d.event_id, d.event_type, d.payload, d.next_attempt_at,
+      `select d.id, d.status, d.attempts, d.event_id, d.event_type, d.payload, d.resend_of, d.next_attempt_at,
          d.attempt_started_at, d.created_at, e.url, e.secret, e.status as endpoint_status
        from webhook_delivery d join webhook_endpoint e on e.id = d.endpoint_id
        where d.id = ? and d.environment_id = ? for update of d`,
@@ -177,7 +178,7 @@ export class WebhookDispatcher {
       'run',
     );
     return {
-      message: { url: row.url, secret: row.secret, messageId: row.event_id ?? row.id, body },
+      message: { url: row.url, secret: row.secret, messageId: row.event_id ?? row.resend_of ?? row.id, body },
       attempts: row.attempts,
       createdAt: row.created_at,
       startedAt: now,

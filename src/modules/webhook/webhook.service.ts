@@ -180,7 +180,8 @@ export class WebhookService {
       eventId: original.eventId,
       eventType: original.eventType,
       payload: original.payload ?? null,
-      resendOf: original.id,
+      // The first delivery of the message: its id is a test message's webhook-id.
+      resendOf: original.resendOf ?? original.id,
     });
   }
 
