@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net';
 export type Received = { path: string; headers: IncomingHttpHeaders; body: string; answered: number };
 
 /**
- * A real HTTP server receiving webhooks on 127.0.0.1: it records every request, and answers per path
- * what `plan` says (by default 200). `failFirst(path, n)` makes the first n requests to `path` answer 500.
+ * A real HTTP server receiving webhooks on 127.0.0.1: it records every request, and answers it (200
+ * unless told otherwise) after `delayMs`. `failFirst(path, n)` makes the first n requests to `path` answer 500.
  */
-export function webhookReceiver() {
+export function webhookReceiver({ delayMs = 0 }: { delayMs?: number } = {}) {
   const received: Received[] = [];
   const failures = new Map<string, number>();
   const hanging = new Set<string>();
@@ -27,8 +27,10 @@ export function webhookReceiver() {
         answered: status,
       });
       if (hanging.has(path)) return;
-      response.writeHead(status, { 'content-type': 'text/plain' });
-      response.end(bodies.get(path) ?? (status === 200 ? 'ok' : 'try again later'));
+      setTimeout(() => {
+        response.writeHead(status, { 'content-type': 'text/plain' });
+        response.end(bodies.get(path) ?? (status === 200 ? 'ok' : 'try again later'));
+      }, delayMs);
     });
   });
   return {
