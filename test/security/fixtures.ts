@@ -363,6 +363,13 @@ export function tenantFixtures(t: TestApp) {
     await book(env, deferred.body.id);
     const webhookEndpoint = await createWebhookEndpoint(env);
     const webhookDelivery = await createWebhookDelivery(env, webhookEndpoint);
+    // An attempt of it, as a worker records it.
+    await t.sql(
+      `insert into webhook_delivery_attempt (id, environment_id, delivery_id, number, started_at, duration_ms,
+         status_code, response_body)
+       values ($1, $2, $3, 1, now(), 12, 200, $4)`,
+      [randomUUID(), env.id, webhookDelivery, `ok ${env.marker}`],
+    );
     return {
       customer,
       product: product.id,
