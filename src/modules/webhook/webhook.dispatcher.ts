@@ -192,7 +192,15 @@ export class WebhookDispatcher {
     claim: Claim,
     outcome: AttemptOutcome,
   ): Promise<void> {
-    const number = claim.attempts + 1;
+    // The row as it is now: an attempt that outlived staleAfterMs may find another one claimed since.
+    const [delivery] = await tx.execute<
+      { endpoint_id: string; status: string; attempts: number; attempt_started_at: Date | null }[]
+    >(
+      'select endpoint_id, status, attempts, attempt_started_at from webhook_delivery where id = ? for update',
+      [deliveryId],
+    );
+    if (!delivery) return;
+    const number = delivery.attempts + 1;
     await tx.execute(
       `insert into webhook_delivery_attempt (id, environment_id, delivery_id, number, started_at, duration_ms,
          status_code, response_body, error)
@@ -210,11 +218,14 @@ export class WebhookDispatcher {
       ],
       'run',
     );
-    const [delivery] = await tx.execute<{ endpoint_id: string }[]>(
-      'select endpoint_id from webhook_delivery where id = ?',
-      [deliveryId],
-    );
-    const endpointId = delivery?.endpoint_id as string;
+    const startedAt = delivery.attempt_started_at && new Date(delivery.attempt_started_at).getTime();
+    const superseded = delivery.status !== 'pending' || startedAt !== claim.startedAt.getTime();
+    if (superseded && !(outcome.ok && delivery.status === 'pending')) {
+      // Done meanwhile, or another attempt claimed it: that one decides what comes next.
+      await tx.execute('update webhook_delivery set attempts = ? where id = ?', [number, deliveryId], 'run');
+      return;
+    }
+    const endpointId = delivery.endpoint_id;
     if (outcome.ok) {
       await tx.execute(
         `update webhook_delivery set status = 'succeeded', attempts = ?, attempt_started_at = null,
