@@ -44,6 +44,8 @@ export type AppOptions = {
   executionLimits?: ExecutionLimits;
   /** Routes served besides the documented ones (tests exercise the REST machinery through them). */
   extraRoutes?: Route[];
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: endpoints may point at loopback and private addresses (false by default). */
+  allowPrivateWebhookTargets?: boolean;
 };
 
 export const GRAPHQL_PATH = '/graphql';
@@ -60,6 +62,7 @@ export function createApp({
   authFailureLimit,
   executionLimits = EXECUTION_LIMITS,
   extraRoutes = [],
+  allowPrivateWebhookTargets = false,
 }: AppOptions) {
   const router = new RestRouter([...routes, ...extraRoutes], logger, executionLimits.timeoutMs);
   const contexts = new WeakMap<Request, RequestContext>();
@@ -96,7 +99,10 @@ export function createApp({
     maxRequestBodySize: false,
     logging: yogaLogger(logger),
     maskedErrors: { maskError },
-    context: ({ request }) => contexts.get(request) as RequestContext,
+    context: ({ request }) => {
+      const ctx = contexts.get(request) as RequestContext;
+      return allowPrivateWebhookTargets ? { ...ctx, allowPrivateWebhookTargets } : ctx;
+    },
     plugins: [
       useObservability({
         logger,

@@ -117,6 +117,21 @@ const ConfigSchema = z.object({
     .optional(),
   /** The From address of invoice e-mail (the name is each environment's). */
   MAIL_FROM: z.email().default('billing@localhost.localdomain'),
+  /**
+   * Whether webhook endpoints may point at loopback, private, link-local and other non-public addresses
+   * (refused by default: a URL is checked when an endpoint is saved and again, after a fresh DNS lookup,
+   * at every delivery).
+   */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
+  /** How long one webhook delivery attempt may take, connecting and reading the answer included. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** The wait before a failed delivery's first retry; each next wait is three times longer, at most 12 hours. */
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(10_000),
+  /**
+   * Hours a delivery is retried before it counts as failed; an endpoint that has failed every attempt for
+   * as long is disabled.
+   */
+  WEBHOOK_RETRY_HOURS: z.coerce.number().positive().max(720).default(72),
   /** Jobs one worker runs at once. */
   JOB_CONCURRENCY: z.coerce.number().int().min(1).max(50).default(2),
 });

@@ -42,6 +42,8 @@ export type RequestContext = {
   environmentId: string;
   token: ApiToken;
   loaders: RequestLoaders;
+  /** The app's WEBHOOK_ALLOW_PRIVATE_TARGETS (GraphQL requests only; false when absent). */
+  allowPrivateWebhookTargets?: boolean;
 };
 
 /** What services that also serve the server's own jobs act with: there is no token then. */

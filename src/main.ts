@@ -67,6 +67,7 @@ const server = createServer(
     corsOrigins: config.CORS_ORIGINS,
     authFailureLimit,
     executionLimits: { timeoutMs: config.EXECUTION_TIMEOUT_MS, maxResponseBytes: config.MAX_RESPONSE_BYTES },
+    allowPrivateWebhookTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
   }),
 );
 try {

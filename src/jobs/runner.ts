@@ -6,8 +6,31 @@ import type { Logger } from '../logger.ts';
 /** Where invoice e-mail goes out: SMTP_URL and MAIL_FROM. */
 export type MailSettings = { smtpUrl: string; from: string };
 
-/** What tasks may be configured with; `mail` is null when the server sends no e-mail. */
-export type JobSettings = { eventRetentionDays: number; mail: MailSettings | null };
+/** How webhooks are delivered (WEBHOOK_* settings), in milliseconds. */
+export type WebhookSettings = {
+  allowPrivateTargets: boolean;
+  timeoutMs: number;
+  retryBaseMs: number;
+  retryPeriodMs: number;
+};
+
+/** The defaults of the WEBHOOK_* settings. */
+export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
+  allowPrivateTargets: false,
+  timeoutMs: 10_000,
+  retryBaseMs: 10_000,
+  retryPeriodMs: 72 * 3600_000,
+};
+
+/**
+ * What tasks may be configured with; `mail` is null when the server sends no e-mail, `webhooks` absent
+ * means DEFAULT_WEBHOOK_SETTINGS.
+ */
+export type JobSettings = {
+  eventRetentionDays: number;
+  mail: MailSettings | null;
+  webhooks?: WebhookSettings;
+};
 
 /**
  * A module's interest in events: `task` gets a job `{ eventId, environmentId, type }` for each event

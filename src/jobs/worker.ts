@@ -8,17 +8,48 @@ import { EVENT_PURGE_TASK } from '../modules/event/event.jobs.ts';
 import { INVOICE_OVERDUE_TASK } from '../modules/invoice/invoice-overdue.jobs.ts';
 import { LEDGER_RECOGNITION_TASK } from '../modules/ledger/ledger-recognition.jobs.ts';
 import { jobTasks } from '../modules/registry.ts';
-import { type CronTask, type JobRunner, startJobRunner } from './runner.ts';
+import { staleAfterMs } from '../modules/webhook/webhook.dispatcher.ts';
+import { WEBHOOK_SWEEP_TASK } from '../modules/webhook/webhook.jobs.ts';
+import {
+  type CronTask,
+  DEFAULT_WEBHOOK_SETTINGS,
+  type JobRunner,
+  startJobRunner,
+  type WebhookSettings,
+} from './runner.ts';
+
+/** The WEBHOOK_* settings of `config`, each left out taking its default. */
+export function webhookSettings(
+  config: Partial<
+    Pick<
+      Config,
+      'WEBHOOK_ALLOW_PRIVATE_TARGETS' | 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_RETRY_BASE_MS' | 'WEBHOOK_RETRY_HOURS'
+    >
+  >,
+): WebhookSettings {
+  return {
+    allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? DEFAULT_WEBHOOK_SETTINGS.allowPrivateTargets,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS ?? DEFAULT_WEBHOOK_SETTINGS.timeoutMs,
+    retryBaseMs: config.WEBHOOK_RETRY_BASE_MS ?? DEFAULT_WEBHOOK_SETTINGS.retryBaseMs,
+    retryPeriodMs:
+      config.WEBHOOK_RETRY_HOURS === undefined
+        ? DEFAULT_WEBHOOK_SETTINGS.retryPeriodMs
+        : Math.round(config.WEBHOOK_RETRY_HOURS * 3600_000),
+  };
+}
 
 /**
  * The worker of `npm start` and `npm run worker`: every module's tasks, the periodic ones on their
- * schedules, and a billing tick at start (a job already waiting for it is not doubled).
+ * schedules, a billing tick at start (a job already waiting for it is not doubled), and a webhook sweep
+ * soon after start (for deliveries a killed process left behind). Settings of WEBHOOK_* left out take
+ * their defaults.
  */
 export async function startWorker(
   config: Pick<
     Config,
     'BILLING_RUN_SCHEDULE' | 'JOB_CONCURRENCY' | 'EVENT_RETENTION_DAYS' | 'SMTP_URL' | 'MAIL_FROM'
-  >,
+  > &
+    Parameters<typeof webhookSettings>[0],
   { orm, ownerUrl, logger }: { orm: MikroORM; ownerUrl: string; logger: Logger },
 ): Promise<JobRunner> {
   const cron: CronTask[] = [
@@ -27,7 +58,9 @@ export async function startWorker(
     { task: INVOICE_OVERDUE_TASK, schedule: '5 * * * *' },
     { task: INVOICE_REMINDERS_TASK, schedule: '35 * * * *' },
     { task: LEDGER_RECOGNITION_TASK, schedule: '41 0 * * *' },
+    { task: WEBHOOK_SWEEP_TASK, schedule: '* * * * *' },
   ];
+  const webhooks = webhookSettings(config);
   const billing = config.BILLING_RUN_SCHEDULE !== 'off';
   if (billing) cron.push({ task: BILLING_SCHEDULE_TASK, schedule: config.BILLING_RUN_SCHEDULE });
   const runner = await startJobRunner({
@@ -39,11 +72,18 @@ export async function startWorker(
       settings: {
         eventRetentionDays: config.EVENT_RETENTION_DAYS,
         mail: config.SMTP_URL ? { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM } : null,
+        webhooks,
       },
     }),
     cron,
     logger,
   });
   if (billing) await runner.addJob(BILLING_SCHEDULE_TASK, {}, { jobKey: `${BILLING_SCHEDULE_TASK}:start` });
+  // Attempts cut off by a crash look abandoned only once they are older than an attempt can take.
+  await runner.addJob(
+    WEBHOOK_SWEEP_TASK,
+    {},
+    { jobKey: `${WEBHOOK_SWEEP_TASK}:start`, runAt: new Date(Date.now() + staleAfterMs(webhooks) + 1000) },
+  );
   return runner;
 }

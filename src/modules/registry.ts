@@ -18,6 +18,7 @@ import { priceModule } from './price/price.module.ts';
 import { productModule } from './product/product.module.ts';
 import { subscriptionModule } from './subscription/subscription.module.ts';
 import { taxModule } from './tax/tax-code.module.ts';
+import { webhookModule } from './webhook/webhook.module.ts';
 
 /** Every domain module of the service: a new module is one folder and one line here. */
 export const modules: readonly BillingModule[] = [
@@ -34,6 +35,7 @@ export const modules: readonly BillingModule[] = [
   auditModule,
   eventModule,
   emailModule,
+  webhookModule,
 ];
 
 /** Every table the ORM maps: environments and tokens (authentication's), then each module's. */

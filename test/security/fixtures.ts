@@ -24,7 +24,10 @@ export type Target =
   | 'usageItem'
   | 'billingRun'
   /** A customer with credit on its EUR balance (from an over-payment). */
-  | 'creditedCustomer';
+  | 'creditedCustomer'
+  | 'webhookEndpoint'
+  /** A (test) delivery of a webhook endpoint. */
+  | 'webhookDelivery';
 
 /** One object of each kind, made once per environment and left alone (requests naming them must fail or not write). */
 export type Shared = Record<Target, string>;
@@ -358,6 +361,15 @@ export function tenantFixtures(t: TestApp) {
     });
     expect(deferred.status, JSON.stringify(deferred.body)).toBe(201);
     await book(env, deferred.body.id);
+    const webhookEndpoint = await createWebhookEndpoint(env);
+    const webhookDelivery = await createWebhookDelivery(env, webhookEndpoint);
+    // An attempt of it, as a worker records it.
+    await t.sql(
+      `insert into webhook_delivery_attempt (id, environment_id, delivery_id, number, started_at, duration_ms,
+         status_code, response_body)
+       values ($1, $2, $3, 1, now(), 12, 200, $4)`,
+      [randomUUID(), env.id, webhookDelivery, `ok ${env.marker}`],
+    );
     return {
       customer,
       product: product.id,
@@ -376,7 +388,36 @@ export function tenantFixtures(t: TestApp) {
       usageItem: itemOf('event_based'),
       billingRun,
       creditedCustomer: customer,
+      webhookEndpoint,
+      webhookDelivery,
     };
+  }
+
+  async function createWebhookEndpoint(env: MarkedEnvironment): Promise<string> {
+    // A host that does not resolve here: taken when saved (every delivery checks it again).
+    const input = {
+      url: `https://hooks-${env.marker}-${next()}.example.invalid/billing`,
+      description: env.marker,
+    };
+    return (
+      await mutate(
+        env,
+        'webhookEndpointCreate',
+        '$input: WebhookEndpointCreateInput!',
+        'input: $input',
+        'webhookEndpoint',
+        'id',
+        { input },
+      )
+    ).id;
+  }
+
+  async function createWebhookDelivery(env: MarkedEnvironment, endpointId: string): Promise<string> {
+    return (
+      await mutate(env, 'webhookEndpointSendTest', '$id: UUID!', 'id: $id', 'webhookDelivery', 'id', {
+        id: endpointId,
+      })
+    ).id;
   }
 
   /** A new object of `kind` in `env`, for a request that may change or consume it. */
@@ -442,6 +483,10 @@ export function tenantFixtures(t: TestApp) {
         );
         return customer;
       }
+      case 'webhookEndpoint':
+        return createWebhookEndpoint(env);
+      case 'webhookDelivery':
+        return createWebhookDelivery(env, shared.webhookEndpoint);
     }
   }
 

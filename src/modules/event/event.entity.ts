@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   'subscription.updated',
   'subscription.cancelled',
   'billing_run.finished',
+  'webhook_endpoint.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -3,7 +3,7 @@ import { EVENT_TYPES, type Event, type EventType } from './event.entity.ts';
 import { liveEvents } from './event.live.ts';
 import { EventService } from './event.service.ts';
 
-const EventTypeEnum = builder.enumType('EventType', {
+export const EventTypeEnum = builder.enumType('EventType', {
   description: 'What happened: `<object>.<what happened>`.',
   values: Object.fromEntries(
     EVENT_TYPES.map((type) => [type.replace('.', '_').toUpperCase(), { value: type, description: type }]),

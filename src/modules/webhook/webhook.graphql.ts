@@ -1,0 +1,236 @@
+import type { RequestContext } from '../../context.ts';
+import { builder } from '../../graphql/builder.ts';
+import { payloadType, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
+import { EventTypeEnum } from '../event/event.graphql.ts';
+import {
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_DISABLED_REASONS,
+  WEBHOOK_ENDPOINT_STATUSES,
+  type WebhookDelivery,
+  type WebhookDeliveryAttempt,
+  type WebhookEndpoint,
+} from './webhook.entity.ts';
+import {
+  type EndpointWithSecret,
+  WebhookEndpointCreateInput,
+  WebhookEndpointUpdateInput,
+  WebhookService,
+} from './webhook.service.ts';
+
+const service = (ctx: RequestContext) =>
+  new WebhookService(ctx, { allowPrivateTargets: ctx.allowPrivateWebhookTargets ?? false });
+
+const EndpointStatusEnum = builder.enumType('WebhookEndpointStatus', {
+  values: WEBHOOK_ENDPOINT_STATUSES,
+  description: 'enabled: receives events; disabled: receives none (see disabledReason).',
+});
+const DisabledReasonEnum = builder.enumType('WebhookEndpointDisabledReason', {
+  values: WEBHOOK_DISABLED_REASONS,
+  description: 'manual: webhookEndpointDisable; failing: every attempt failed for WEBHOOK_RETRY_HOURS.',
+});
+const DeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', {
+  values: WEBHOOK_DELIVERY_STATUSES,
+  description:
+    'pending: not answered 2xx yet, retried; succeeded: answered 2xx; failed: retried for WEBHOOK_RETRY_HOURS ' +
+    'in vain, or its endpoint was disabled.',
+});
+
+const AttemptRef = builder.objectRef<WebhookDeliveryAttempt>('WebhookDeliveryAttempt').implement({
+  description: 'One HTTP request of a delivery and what came of it.',
+  fields: (t) => ({
+    number: t.exposeInt('number', { description: '1 for the first attempt.' }),
+    startedAt: t.expose('startedAt', { type: 'DateTime' }),
+    durationMs: t.exposeInt('durationMs'),
+    statusCode: t.exposeInt('statusCode', {
+      nullable: true,
+      description: 'The HTTP status the endpoint answered; null when it did not answer (see error).',
+    }),
+    responseBody: t.exposeString('responseBody', {
+      nullable: true,
+      description: 'The start of the answer’s body (1,024 characters at most).',
+    }),
+    error: t.exposeString('error', { nullable: true, description: 'Why the attempt failed.' }),
+  }),
+});
+
+const DeliveryRef = builder.objectRef<WebhookDelivery>('WebhookDelivery').implement({
+  description:
+    'One event on its way to one endpoint (or a test message), signed per Standard Webhooks: the header ' +
+    '`webhook-id` is the event’s id (a test message’s: the delivery’s id).',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    endpointId: t.expose('endpointId', { type: 'UUID' }),
+    eventId: t.expose('eventId', { type: 'UUID', nullable: true, description: 'Null for a test message.' }),
+    eventType: t.exposeString('eventType', { description: 'The event’s type, or webhook.test.' }),
+    resendOf: t.expose('resendOf', {
+      type: 'UUID',
+      nullable: true,
+      description: 'The delivery this one sends again.',
+    }),
+    status: t.expose('status', { type: DeliveryStatusEnum }),
+    attemptCount: t.exposeInt('attempts', { description: 'Attempts made so far.' }),
+    nextAttemptAt: t.expose('nextAttemptAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the next attempt is due, while pending.',
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+    attempts: t.field({
+      type: [AttemptRef],
+      description: 'Every attempt, first first.',
+      resolve: (delivery, _args, ctx) => service(ctx).attempts(delivery.id),
+    }),
+  }),
+});
+
+const EndpointRef = builder.objectRef<WebhookEndpoint>('WebhookEndpoint').implement({
+  description:
+    'A URL that receives this environment’s events as signed POST requests (Standard Webhooks), retried with ' +
+    'growing waits for WEBHOOK_RETRY_HOURS (72) until it answers 2xx.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    url: t.exposeString('url'),
+    description: t.exposeString('description', { nullable: true }),
+    eventTypes: t.field({
+      type: [EventTypeEnum],
+      description: 'The event types it receives; empty: every type.',
+      resolve: (endpoint) => endpoint.eventTypes as never,
+    }),
+    status: t.expose('status', { type: EndpointStatusEnum }),
+    disabledReason: t.expose('disabledReason', { type: DisabledReasonEnum, nullable: true }),
+    failingSince: t.expose('failingSince', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'The first failed attempt since the last success.',
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    deliveries: t.connection({
+      type: DeliveryRef,
+      description: 'Its deliveries, oldest first.',
+      resolve: (endpoint, page, ctx) => service(ctx).deliveries(endpoint.id, page),
+    }),
+  }),
+});
+
+const CreateInputRef = builder
+  .inputType('WebhookEndpointCreateInput', {
+    fields: (t) => ({
+      url: t.string({
+        required: true,
+        description: 'http:// or https://; hosts resolving to non-public addresses are refused.',
+      }),
+      description: t.string(),
+      eventTypes: t.field({ type: [EventTypeEnum], description: 'Empty or absent: every type.' }),
+    }),
+  })
+  .validate(WebhookEndpointCreateInput);
+
+const UpdateInputRef = builder
+  .inputType('WebhookEndpointUpdateInput', {
+    description: 'Fields left out stay as they are; eventTypes null or empty: every type.',
+    fields: (t) => ({
+      url: t.string(),
+      description: t.string(),
+      eventTypes: t.field({ type: [EventTypeEnum] }),
+    }),
+  })
+  .validate(WebhookEndpointUpdateInput);
+
+/** The payload of the mutations that make a secret: the endpoint, and its secret this once. */
+function secretPayloadType(name: string) {
+  return builder
+    .objectRef<{ created: EndpointWithSecret | null; userErrors: { field: string[] | null }[] }>(name)
+    .implement({
+      fields: (t) => ({
+        webhookEndpoint: t.field({
+          type: EndpointRef,
+          nullable: true,
+          resolve: (payload) => payload.created?.endpoint ?? null,
+        }),
+        secret: t.string({
+          nullable: true,
+          description:
+            'The signing secret (`whsec_` and base64), shown only now: give it to `new Webhook(secret)` of a ' +
+            'Standard Webhooks library to verify deliveries.',
+          resolve: (payload) => payload.created?.secret ?? null,
+        }),
+        userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors as never }),
+      }),
+    });
+}
+
+const EndpointPayload = payloadType('WebhookEndpointPayload', 'webhookEndpoint', EndpointRef);
+const CreatePayload = secretPayloadType('WebhookEndpointCreatePayload');
+const RotatePayload = secretPayloadType('WebhookEndpointRotateSecretPayload');
+const DeliveryPayload = payloadType('WebhookDeliveryPayload', 'webhookDelivery', DeliveryRef);
+
+builder.queryFields((t) => ({
+  webhookEndpoints: t.connection({
+    type: EndpointRef,
+    description: 'This environment’s webhook endpoints, oldest first.',
+    resolve: (_root, page, ctx) => service(ctx).list(page),
+  }),
+  webhookEndpoint: t.field({
+    type: EndpointRef,
+    nullable: true,
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: async (_root, { id }, ctx) =>
+      service(ctx)
+        .get(id)
+        .catch(() => null),
+  }),
+}));
+
+const byId = { id: 'UUID' } as const;
+
+builder.mutationFields((t) => ({
+  webhookEndpointCreate: t.field({
+    type: CreatePayload,
+    description: 'Adds an endpoint; its signing secret is in the answer, and only there.',
+    args: { input: t.arg({ type: CreateInputRef, required: true }) },
+    resolve: (_root, { input }, ctx) => withUserErrors('created', () => service(ctx).create(input)),
+  }),
+  webhookEndpointUpdate: t.field({
+    type: EndpointPayload,
+    args: {
+      id: t.arg({ type: byId.id, required: true }),
+      input: t.arg({ type: UpdateInputRef, required: true }),
+    },
+    resolve: (_root, { id, input }, ctx) =>
+      withUserErrors('webhookEndpoint', () => service(ctx).update(id, input)),
+  }),
+  webhookEndpointDisable: t.field({
+    type: EndpointPayload,
+    description: 'Stops deliveries to the endpoint: pending ones fail at their next attempt.',
+    args: { id: t.arg({ type: byId.id, required: true }) },
+    resolve: (_root, { id }, ctx) =>
+      withUserErrors('webhookEndpoint', () => service(ctx).setEnabled(id, false)),
+  }),
+  webhookEndpointEnable: t.field({
+    type: EndpointPayload,
+    description: 'Delivers events to the endpoint again, from now on (resend what it missed).',
+    args: { id: t.arg({ type: byId.id, required: true }) },
+    resolve: (_root, { id }, ctx) =>
+      withUserErrors('webhookEndpoint', () => service(ctx).setEnabled(id, true)),
+  }),
+  webhookEndpointRotateSecret: t.field({
+    type: RotatePayload,
+    description: 'A new signing secret for every delivery from now on; the old one stops at once.',
+    args: { id: t.arg({ type: byId.id, required: true }) },
+    resolve: (_root, { id }, ctx) => withUserErrors('created', () => service(ctx).rotateSecret(id)),
+  }),
+  webhookEndpointSendTest: t.field({
+    type: DeliveryPayload,
+    description: 'Sends a `webhook.test` message to the endpoint now; see the delivery for the outcome.',
+    args: { id: t.arg({ type: byId.id, required: true }) },
+    resolve: (_root, { id }, ctx) => withUserErrors('webhookDelivery', () => service(ctx).sendTest(id)),
+  }),
+  webhookDeliveryResend: t.field({
+    type: DeliveryPayload,
+    description: 'Sends a delivery’s message again now, as a new delivery (the same `webhook-id`).',
+    args: { id: t.arg({ type: byId.id, required: true }) },
+    resolve: (_root, { id }, ctx) => withUserErrors('webhookDelivery', () => service(ctx).resend(id)),
+  }),
+}));

@@ -1,0 +1,17 @@
+import './webhook.graphql.ts';
+import type { BillingModule } from '../module.ts';
+import { WEBHOOK_FAN_OUT_TASK } from './webhook.dispatcher.ts';
+import {
+  WebhookDeliveryAttemptSchema,
+  WebhookDeliverySchema,
+  WebhookEndpointSchema,
+} from './webhook.entity.ts';
+import { webhookTasks } from './webhook.jobs.ts';
+
+export const webhookModule: BillingModule = {
+  name: 'webhook',
+  entities: [WebhookEndpointSchema, WebhookDeliverySchema, WebhookDeliveryAttemptSchema],
+  routes: [],
+  tasks: webhookTasks,
+  eventListeners: [{ task: WEBHOOK_FAN_OUT_TASK, types: 'all' }],
+};
