@@ -62,7 +62,7 @@ describe('REST adapter', () => {
         const rows = await t.sql(
           "select count(*)::int as open from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'",
         );
-        return rows[0].open;
+        return rows[0]?.open;
       })
       .toBe(0);
   });

@@ -138,6 +138,19 @@ describe('POST /prices', () => {
     },
   );
 
+  it('refuses a "__proto__" pricing key rather than dropping it, and stores nothing', async () => {
+    const body = JSON.stringify(validPrice()).replace('"pricing":{', '"pricing":{"__proto__":{"amount":1},');
+    expect(body).toContain('__proto__');
+    const before = await t.sql('select count(*)::int as n from price where environment_id = $1', [env.id]);
+    const response = await t.rest('POST', '/prices', { env, rawBody: body });
+    expectProblem(response, 400);
+    expect(response.body.errors).toEqual([
+      { pointer: '/pricing/__proto__', detail: expect.stringMatching(/reserved/) },
+    ]);
+    const after = await t.sql('select count(*)::int as n from price where environment_id = $1', [env.id]);
+    expect(after).toEqual(before);
+  });
+
   it('reads a price at the Location it was created under (beyond the contract), and 405 for DELETE', async () => {
     const created = await createPrice();
     const read = await t.rest('GET', `/prices/${created.id}`, { env });
