@@ -23,7 +23,13 @@ import { useAuditOperation } from './modules/audit/audit.plugin.ts';
 import { routes } from './modules/registry.ts';
 import { METRICS_PATH, useObservability, yogaLogger } from './observability.ts';
 import { API_REFERENCE_PATHS, useApiReference } from './rest/api-reference.ts';
-import { methodNotAllowedResponse, notFoundResponse, RestRouter, type Route } from './rest/router.ts';
+import {
+  methodNotAllowedResponse,
+  notFoundResponse,
+  RestRouter,
+  type Route,
+  withoutBody,
+} from './rest/router.ts';
 
 export type AppOptions = {
   orm: MikroORM;
@@ -112,7 +118,7 @@ export function createApp({
         metricsToken,
       }),
       useCorsAllowlist(corsOrigins),
-      useApiReference(routes),
+      useApiReference(routes, GRAPHQL_PATH),
       useGraphiQL({ path: GRAPHQL_PATH, headers: graphiqlHeaders }),
       useReadinessCheck({
         endpoint: '/ready',
@@ -145,7 +151,8 @@ export function createApp({
               return endResponse(methodNotAllowedResponse(request, match.allow));
             const auth = await admit(request, url.pathname, serverContext);
             if (auth instanceof Response) return endResponse(auth);
-            endResponse(await router.handle(match.route, match.params, request, auth));
+            const response = await router.handle(match.route, match.params, request, auth);
+            endResponse(request.method === 'HEAD' ? await withoutBody(response) : response);
           } catch (error) {
             const { problem, headers } = errorToProblem(error, url.pathname);
             if (problem.status >= 500) logger.error({ err: error, path: url.pathname }, 'request failed');

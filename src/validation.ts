@@ -34,13 +34,17 @@ export function withoutReadOnly(body: unknown, readOnly: readonly string[]): unk
  */
 export function boundedText(min: number, max: number) {
   const length = (value: string) => [...value].length;
-  return z
-    .string()
-    .trim()
-    .refine((value) => length(value) >= min, {
-      error: min === 1 ? 'must not be empty' : `must be at least ${min} characters long`,
-    })
-    .refine((value) => length(value) <= max, { error: `must be at most ${max} characters long` });
+  return (
+    z
+      .string()
+      .trim()
+      .refine((value) => length(value) >= min, {
+        error: min === 1 ? 'must not be empty' : `must be at least ${min} characters long`,
+      })
+      .refine((value) => length(value) <= max, { error: `must be at most ${max} characters long` })
+      // The refinements are invisible to JSON Schema: state the limits (in code points, after trimming).
+      .meta({ minLength: min, maxLength: max })
+  );
 }
 
 /** How deep a request's JSON may nest; the deepest honest body (a price's tiers) needs 5 levels. */
@@ -67,6 +71,13 @@ const isContainer = (value: unknown): value is object =>
  * as sent (a NUL character is an error there; an unpaired surrogate would be silently replaced).
  * Walks with an explicit stack, so no input is too deep for the check itself.
  */
+/**
+ * `__proto__` is a valid JSON key that every JavaScript object copy drops (assigning it sets the
+ * prototype), so a record field such as `pricing` would lose it without a word: refuse it instead.
+ */
+const reservedKeyProblem = (key: string) =>
+  key === '__proto__' ? 'is reserved: "__proto__" cannot be kept as a key' : undefined;
+
 export function assertStorableInput(value: unknown, path: FieldPath = []): void {
   const issues: FieldIssue[] = [];
   const pending: { value: unknown; path: FieldPath }[] = [{ value, path }];
@@ -87,7 +98,7 @@ export function assertStorableInput(value: unknown, path: FieldPath = []): void 
     for (let index = members.length - 1; index >= 0; index--) {
       const [key, member] = members[index] as [string, unknown];
       const memberPath = [...node.path, array ? index : key];
-      const problem = array ? undefined : unstorableText(key);
+      const problem = array ? undefined : (reservedKeyProblem(key) ?? unstorableText(key));
       if (problem) issues.push({ path: memberPath, message: `the field name ${problem}` });
       pending.push({ value: member, path: memberPath });
     }

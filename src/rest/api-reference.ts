@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Plugin } from 'graphql-yoga';
 import { StaticAssets } from '../pages/assets.ts';
 import { htmlResponse } from '../pages/html.ts';
+import { INDEX_PATH, indexResponse } from './index-page.ts';
 import { createOpenApiDocument, OPENAPI_PATH } from './openapi.ts';
 import type { Route } from './router.ts';
 
@@ -30,7 +31,7 @@ const assets = new StaticAssets([
   },
 ]);
 
-export const API_REFERENCE_PATHS = [OPENAPI_PATH, DOCS_PATH, ...assets.paths] as const;
+export const API_REFERENCE_PATHS = [INDEX_PATH, OPENAPI_PATH, DOCS_PATH, ...assets.paths] as const;
 
 async function renderPage(): Promise<string> {
   const [bundle, css, icon, start] = await Promise.all(
@@ -54,12 +55,18 @@ async function renderPage(): Promise<string> {
 `;
 }
 
-/** Serves the OpenAPI document at /openapi.json and the interactive reference at /docs; neither needs auth. */
-export function useApiReference(routes: readonly Route[]): Plugin {
+/**
+ * Serves the index at /, the OpenAPI document at /openapi.json and the interactive reference at /docs;
+ * none needs auth.
+ */
+export function useApiReference(routes: readonly Route[], graphqlPath: string): Plugin {
   const document = createOpenApiDocument(routes);
   return {
     async onRequest({ request, url, endResponse }) {
-      if (request.method !== 'GET') return;
+      if (request.method !== 'GET' && request.method !== 'HEAD') return;
+      if (url.pathname === INDEX_PATH) {
+        return endResponse(indexResponse(url.origin, { graphql: graphqlPath, docs: DOCS_PATH }));
+      }
       if (url.pathname === OPENAPI_PATH) {
         // The server as the client reached it, so "Try it out" in /docs calls this server.
         const body = JSON.stringify({ ...document, servers: [{ url: url.origin }] });

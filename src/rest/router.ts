@@ -100,11 +100,13 @@ export class RestRouter {
     });
   }
 
+  /** A HEAD matches the path's GET (RFC 9110 §9.3.2); the caller drops the body (withoutBody). */
   match(method: string, pathname: string): RouteMatch {
     const onPath = this.routes.filter((route) => route.pattern.test(pathname));
     if (onPath.length === 0) return { kind: 'not-found' };
-    const route = onPath.find((candidate) => candidate.method === method);
-    if (!route) return { kind: 'method-not-allowed', allow: onPath.map((candidate) => candidate.method) };
+    const wanted = method === 'HEAD' ? 'GET' : method;
+    const route = onPath.find((candidate) => candidate.method === wanted);
+    if (!route) return { kind: 'method-not-allowed', allow: allowedMethods(onPath) };
     const values = route.pattern.exec(pathname)?.slice(1) ?? [];
     const params = Object.fromEntries(
       route.paramNames.map((name, i) => [name, decodeSegment(values[i] ?? '')]),
@@ -222,6 +224,21 @@ function notAcceptableResponse(instance: string, available: string[]): Response 
     detail: `The Accept header allows none of the media types this operation answers with: ${available.join(', ')}.`,
     instance,
   });
+}
+
+/** The methods a path answers, HEAD wherever GET is. */
+function allowedMethods(routes: CompiledRoute[]): string[] {
+  const methods = routes.map((route) => route.method as string);
+  return methods.includes('GET') ? [...methods, 'HEAD'] : methods;
+}
+
+/**
+ * The answer to a HEAD: the GET's status and headers without its body. A streamed body is cancelled,
+ * which ends the transaction producing it.
+ */
+export async function withoutBody(response: Response): Promise<Response> {
+  await response.body?.cancel();
+  return new Response(null, { status: response.status, headers: response.headers });
 }
 
 /** A percent-decoded path segment; a malformed escape (`%zz`) stays as sent and fails the UUID check. */

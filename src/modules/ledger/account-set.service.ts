@@ -1,4 +1,5 @@
 import type { RequestContext } from '../../context.ts';
+import { loadOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue } from '../../errors.ts';
 import { ACCOUNT_ROLES, type AccountRole, type AccountSet, AccountSetSchema } from './account-set.entity.ts';
@@ -15,6 +16,10 @@ export class AccountSetService {
 
   constructor(ctx: RequestContext) {
     this.ctx = ctx;
+  }
+
+  get(id: string): Promise<Readonly<AccountSet>> {
+    return loadOrNotFound(this.ctx.loaders.of(ledgerLoaders).accountSetById, 'Account set', id);
   }
 
   list(page: PageArgs): Promise<Connection<AccountSet>> {

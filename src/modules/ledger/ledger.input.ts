@@ -46,7 +46,11 @@ export const AccountSetCreateBody = z
   .strictObject({
     ...accountSetFields,
     name: boundedText(1, 250).nullable(),
-    revenueRecognitionStrategy: z.enum(RECOGNITION_STRATEGIES).optional(),
+    revenueRecognitionStrategy: z.enum(RECOGNITION_STRATEGIES).optional().meta({
+      readOnly: true,
+      description:
+        'Read-only: the response name of recognitionStrategy. Echoed back it is ignored when it agrees and refused when it does not.',
+    }),
   })
   .superRefine((body, ctx) => {
     const requested = body.recognitionStrategy ?? 'none';

@@ -70,4 +70,15 @@ export const ledgerRoutes: Route[] = [
       };
     },
   },
+  {
+    // Beyond the contract: the address POST /accountsets names in Location answers.
+    method: 'GET',
+    path: '/accountsets/{accountSetId}',
+    summary: 'Read an account set',
+    response: { status: 200, description: 'The account set', schema: AccountSetResponse },
+    handler: async ({ ctx, params }) => {
+      const accountSet = await new AccountSetService(ctx).get(params.accountSetId as string);
+      return { status: 200, body: await accountSetResponse(ctx, accountSet) };
+    },
+  },
 ];

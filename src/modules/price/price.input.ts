@@ -88,12 +88,18 @@ const PricingEntryAny = z.custom<PricingEntry>().meta({
   },
 });
 
-const PricingInput = z.record(z.string(), PricingEntryAny).superRefine((pricing, ctx) => {
-  for (const key of Object.keys(pricing)) {
-    const message = currencyKeyProblem(key);
-    if (message) ctx.addIssue({ code: 'custom', path: [key], message });
-  }
-});
+const PricingInput = z
+  .record(z.string(), PricingEntryAny)
+  .superRefine((pricing, ctx) => {
+    for (const key of Object.keys(pricing)) {
+      const message = currencyKeyProblem(key);
+      if (message) ctx.addIssue({ code: 'custom', path: [key], message });
+    }
+  })
+  .meta({
+    description: 'One entry per currency, keyed by its lowercase ISO 4217 code (eur, usd, jpy, …)',
+    propertyNames: { pattern: '^[a-z]{3}$' },
+  });
 
 /** Checks every pricing entry against the shape its price model gives it. */
 function checkPricingEntries(

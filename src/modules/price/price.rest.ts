@@ -42,6 +42,17 @@ export const priceRoutes: Route[] = [
     },
   },
   {
+    // Beyond the contract: the address POST /prices names in Location answers.
+    method: 'GET',
+    path: '/prices/{priceId}',
+    summary: 'Read a price',
+    response: { status: 200, description: 'The price', schema: PriceResponse },
+    handler: async ({ ctx, params }) => ({
+      status: 200,
+      body: priceResponse(await new PriceService(ctx).get(params.priceId as string)),
+    }),
+  },
+  {
     method: 'PUT',
     path: '/prices/{priceId}',
     summary: 'Replace a price (purchase and method are fixed at creation)',

@@ -1,4 +1,5 @@
 import type { RequestContext } from '../../context.ts';
+import { applyChanges } from '../../db/changes.ts';
 import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue } from '../../errors.ts';
@@ -49,9 +50,13 @@ export class PriceService {
         message: `is fixed at creation (${price[field]}) and cannot be changed; create a new price instead`,
       }));
     if (fixed.length > 0) throw DomainError.invalidInput(fixed);
-    Object.assign(price, replaceable(input), { updatedAt: new Date() });
-    // Not a REST field: a PUT that cannot send it leaves it as it is.
-    if (input.taxBehavior != null) price.taxBehavior = input.taxBehavior;
+    // taxBehavior is not a REST field: a PUT that cannot send it leaves it as it is.
+    const changed = applyChanges(price, {
+      ...replaceable(input),
+      taxBehavior: input.taxBehavior ?? undefined,
+    });
+    if (!changed) return price;
+    price.updatedAt = new Date();
     await this.ctx.em.flush();
     this.ctx.loaders.forget(priceLoaders);
     return price;

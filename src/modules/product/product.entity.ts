@@ -13,6 +13,8 @@ export const ProductSchema = defineEntity({
     description: p.text().nullable(),
     /** `code` of a tax code of the same environment. */
     taxCode: p.string().length(64).nullable(),
+    /** Keys of `PATCH /products` that are no product field (the contract allows any), kept as sent. */
+    metadata: p.json<Record<string, unknown>>(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().nullable(),
   },

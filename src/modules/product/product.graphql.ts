@@ -19,10 +19,17 @@ export const ProductRef = builder.objectRef<Product>('Product').implement({
       nullable: true,
       description: 'Code of a tax code of the environment.',
     }),
+    metadata: t.expose('metadata', {
+      type: 'JSONObject',
+      description: 'Keys the operator keeps on the product (REST PATCH keys that are no product field).',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
   }),
 });
+
+const METADATA_DESCRIPTION =
+  'Metadata keys to set (any JSON value) or remove (null); at most 50 keys, key 1-40 characters, value at most 500 characters as JSON.';
 
 const ProductCreateInputRef = builder
   .inputType('ProductCreateInput', {
@@ -31,6 +38,7 @@ const ProductCreateInputRef = builder
       handle: t.string(),
       description: t.string(),
       taxCode: t.string({ description: 'Code of a tax code of the environment.' }),
+      metadata: t.field({ type: 'JSONObject', description: METADATA_DESCRIPTION }),
     }),
   })
   .validate(ProductCreateInput);
@@ -43,6 +51,7 @@ const ProductUpdateInputRef = builder
       handle: t.string(),
       description: t.string(),
       taxCode: t.string(),
+      metadata: t.field({ type: 'JSONObject', description: METADATA_DESCRIPTION }),
     }),
   })
   .validate(ProductUpdateInput);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Route } from '../../rest/router.ts';
 import { parseInput, withoutReadOnly } from '../../validation.ts';
 import type { Product } from './product.entity.ts';
-import { PRODUCT_READ_ONLY_FIELDS, ProductUpdateInput } from './product.input.ts';
+import { PRODUCT_READ_ONLY_FIELDS, ProductPatchBody, productUpdateOf } from './product.input.ts';
 import { ProductService } from './product.service.ts';
 
 /** Contract 2.9. */
@@ -30,11 +30,13 @@ export const productRoutes: Route[] = [
   {
     method: 'PATCH',
     path: '/products/{productId}',
-    summary: 'Update a product: name, handle, description, taxCode (absent fields stay, null clears)',
-    body: ProductUpdateInput,
+    summary:
+      'Update a product: name, handle, description, taxCode (absent fields stay, null clears); other keys go to its metadata',
+    body: ProductPatchBody,
     response: { status: 200, description: 'The updated product', schema: ProductResponse },
     handler: async ({ ctx, params, body }) => {
-      const input = parseInput(ProductUpdateInput, withoutReadOnly(body, PRODUCT_READ_ONLY_FIELDS));
+      const parsed = parseInput(ProductPatchBody, withoutReadOnly(body, PRODUCT_READ_ONLY_FIELDS));
+      const input = productUpdateOf(parsed);
       const product = await new ProductService(ctx).update(params.productId as string, input);
       return { status: 200, body: productResponse(product) };
     },

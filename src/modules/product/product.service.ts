@@ -1,11 +1,17 @@
 import type { RequestContext } from '../../context.ts';
+import { applyChanges } from '../../db/changes.ts';
 import { flushOrFail } from '../../db/flush.ts';
 import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
 import { TaxCodeService } from '../tax/tax-code.service.ts';
 import { type Product, ProductSchema } from './product.entity.ts';
-import type { ProductCreateInput, ProductUpdateInput } from './product.input.ts';
+import {
+  METADATA_LIMITS,
+  type MetadataChange,
+  type ProductCreateInput,
+  type ProductUpdateInput,
+} from './product.input.ts';
 import { productLoaders } from './product.reads.ts';
 
 const unknownTaxCode = () =>
@@ -40,6 +46,7 @@ export class ProductService {
       handle: input.handle ?? null,
       description: input.description ?? null,
       taxCode: input.taxCode ?? null,
+      metadata: withMetadata({}, input.metadata),
     });
     await this.flush();
     return product;
@@ -50,9 +57,9 @@ export class ProductService {
     const { em, environmentId } = this.ctx;
     const product = await managedOrNotFound(em, ProductSchema, environmentId, id, 'Product');
     await this.checkTaxCode(input.taxCode);
-    for (const [key, value] of Object.entries(input)) {
-      if (value !== undefined) Object.assign(product, { [key]: value });
-    }
+    const { metadata, ...fields } = input;
+    const changes = { ...fields, metadata: withMetadata(product.metadata, metadata) };
+    if (!applyChanges(product, changes as Partial<Product>)) return product;
     product.updatedAt = new Date();
     await this.flush();
     this.ctx.loaders.forget(productLoaders);
@@ -71,4 +78,26 @@ export class ProductService {
       foreignKey: unknownTaxCode,
     });
   }
+}
+
+/** `current` with `change` applied: a key set to null is removed. At most METADATA_LIMITS.keys keys remain. */
+function withMetadata(
+  current: Record<string, unknown>,
+  change: MetadataChange | undefined,
+): Record<string, unknown> {
+  if (change === undefined) return current;
+  const next = { ...current };
+  for (const [key, value] of Object.entries(change)) {
+    if (value === null) delete next[key];
+    else next[key] = value;
+  }
+  const count = Object.keys(next).length;
+  if (count > METADATA_LIMITS.keys) {
+    throw DomainError.onField(
+      'INVALID_INPUT',
+      ['metadata'],
+      `a product keeps at most ${METADATA_LIMITS.keys} metadata keys; this change would leave ${count}`,
+    );
+  }
+  return next;
 }

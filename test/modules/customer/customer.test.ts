@@ -218,7 +218,7 @@ describe('customers', () => {
       ]);
     });
 
-    it('PATCH applies present fields, clears nulls, leaves absent ones and ignores read-only fields', async () => {
+    it('PATCH applies present fields (the three the contract only shows too), clears nulls, leaves absent ones and ignores read-only fields', async () => {
       const { customer } = await createCustomer(env, {
         name: 'Patch me',
         handle: 'patch-me',
@@ -246,13 +246,71 @@ describe('customers', () => {
         email: null,
         currency: 'SEK',
         paymentTerm: 'net7',
-        collectionMode: 'send_invoice',
+        collectionMode: 'automatic',
         createdAt: customer.createdAt,
       });
       const [row] = await t.sql('select name, email, currency, company_name from customer where id = $1', [
         customer.id,
       ]);
       expect(row).toEqual({ name: 'Patched', email: null, currency: 'SEK', company_name: null });
+    });
+
+    it('PATCH sets billingAddress and paymentTerm, and refuses invalid values rather than ignoring them', async () => {
+      const { customer } = await createCustomer(env, { name: 'Echo' });
+      const read = await t.rest('GET', `/customers/${customer.id}`, { env });
+      const echoed = {
+        ...read.body,
+        billingAddress: { ...read.body.billingAddress, city: 'Berlin', country: 'DE' },
+        paymentTerm: 'net14',
+      };
+      const response = await t.rest('PATCH', `/customers/${customer.id}`, { env, body: echoed });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      expect(response.body).toMatchObject({
+        billingAddress: { city: 'Berlin', country: 'DE', street1: null },
+        paymentTerm: 'net14',
+      });
+      const invalid = await t.rest('PATCH', `/customers/${customer.id}`, {
+        env,
+        body: { name: 'Echo', collectionMode: 'bogus', paymentTerm: 5, billingAddress: { town: 'x' } },
+      });
+      expectProblem(invalid, 400);
+      expect(invalid.body.errors.map((error: { pointer: string }) => error.pointer).sort()).toEqual([
+        '/billingAddress/town',
+        '/collectionMode',
+        '/paymentTerm',
+      ]);
+      const [row] = await t.sql('select payment_term, collection_mode from customer where id = $1', [
+        customer.id,
+      ]);
+      expect(row).toEqual({ payment_term: 'net14', collection_mode: 'send_invoice' });
+    });
+
+    it('PATCH that changes nothing keeps updatedAt and writes no event or audit entry', async () => {
+      const { customer } = await createCustomer(env, { name: 'Still', email: 'still@example.com' });
+      const count = async () =>
+        (
+          await t.sql(
+            `select (select count(*)::int from event where object_id::text = $1) as events,
+                    (select count(*)::int from audit_event where object_id::text = $1) as audits`,
+            [customer.id],
+          )
+        )[0];
+      const before = await count();
+      const read = await t.rest('GET', `/customers/${customer.id}`, { env });
+      const response = await t.rest('PATCH', `/customers/${customer.id}`, { env, body: read.body });
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual(read.body);
+      expect(await count()).toEqual(before);
+    });
+
+    it('PATCH accepts an internationalised e-mail address (RFC 6531)', async () => {
+      const { customer } = await createCustomer(env, { name: 'Jörg' });
+      const response = await t.rest('PATCH', `/customers/${customer.id}`, {
+        env,
+        body: { name: 'Jörg', email: 'jörg@bücher.de' },
+      });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      expect(response.body.email).toBe('jörg@bücher.de');
     });
 
     it('PATCH requires name (the contract says so)', async () => {

@@ -7,6 +7,9 @@ export const cases: ModuleCases = {
       'GET /journal-entries': [
         { request: () => ({ path: '/journal-entries?from=2026-01-01&to=2099-12-31' }) },
       ],
+      'GET /accountsets/{accountSetId}': [
+        { target: 'accountSet', request: (id) => ({ path: `/accountsets/${id}` }) },
+      ],
       'POST /accountsets': [
         {
           target: 'ledgerAccount',
@@ -75,5 +78,6 @@ export const cases: ModuleCases = {
         recognitionStrategy: 'even_distribution',
       }),
     },
+    existingIds: { accountSetId: (fixtures) => fixtures.accountSetId },
   },
 };

@@ -120,6 +120,9 @@ describe('POST /accountsets', () => {
     expect(response.status).toBe(201);
     expect(response.headers.get('location')).toBe(`/accountsets/${response.body.id}`);
     expect(AccountSetResponse.parse(response.body)).toEqual(response.body);
+    const read = await t.rest('GET', response.headers.get('location') as string, { env });
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(response.body);
     expect(response.body).toEqual({
       id: expect.any(String),
       name: 'Default',

@@ -15,6 +15,7 @@ export const cases: ModuleCases = {
   isolation: {
     rest: {
       'POST /prices': [{ request: (_, __, env) => ({ path: '/prices', body: priceBody(env) }) }],
+      'GET /prices/{priceId}': [{ target: 'price', request: (id) => ({ path: `/prices/${id}` }) }],
       'PUT /prices/{priceId}': [
         { target: 'price', request: (id) => ({ path: `/prices/${id}`, body: priceUpdate }) },
       ],

@@ -95,6 +95,9 @@ describe('POST /prices', () => {
       pricing: { eur: { amount: 1999 }, jpy: { amount: 300 } },
     });
     expect(response.headers.get('location')).toBe(`/prices/${response.body.id}`);
+    const read = await t.rest('GET', response.headers.get('location') as string, { env });
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(response.body);
     const [row] = await t.sql('select environment_id, method, pricing from price where id = $1', [
       response.body.id,
     ]);
@@ -135,11 +138,29 @@ describe('POST /prices', () => {
     },
   );
 
-  it('answers 405 for GET on a price (the contract has no read endpoint)', async () => {
+  it('refuses a "__proto__" pricing key rather than dropping it, and stores nothing', async () => {
+    const body = JSON.stringify(validPrice()).replace('"pricing":{', '"pricing":{"__proto__":{"amount":1},');
+    expect(body).toContain('__proto__');
+    const before = await t.sql('select count(*)::int as n from price where environment_id = $1', [env.id]);
+    const response = await t.rest('POST', '/prices', { env, rawBody: body });
+    expectProblem(response, 400);
+    expect(response.body.errors).toEqual([
+      { pointer: '/pricing/__proto__', detail: expect.stringMatching(/reserved/) },
+    ]);
+    const after = await t.sql('select count(*)::int as n from price where environment_id = $1', [env.id]);
+    expect(after).toEqual(before);
+  });
+
+  it('reads a price at the Location it was created under (beyond the contract), and 405 for DELETE', async () => {
     const created = await createPrice();
-    const response = await t.rest('GET', `/prices/${created.id}`, { env });
+    const read = await t.rest('GET', `/prices/${created.id}`, { env });
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(created);
+    const other = await t.createEnvironment('Other');
+    expectProblem(await t.rest('GET', `/prices/${created.id}`, { env: other }), 404);
+    const response = await t.rest('DELETE', `/prices/${created.id}`, { env });
     expectProblem(response, 405);
-    expect(response.headers.get('allow')).toBe('PUT');
+    expect(response.headers.get('allow')).toBe('GET, PUT, HEAD');
   });
 });
 

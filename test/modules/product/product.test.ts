@@ -244,12 +244,27 @@ describe('PATCH /products/{productId}', () => {
     }
   });
 
-  it('answers 400 naming every unknown field, and ignores the read-only ones', async () => {
-    // unknown
-    const unknown = await patch(productId, { name: 'X', sku: 'a', price: 3 });
-    expectProblem(unknown, 400);
-    expect(pointers(unknown)).toEqual(['/sku', '/price']);
-    expect(unknown.body.detail).toContain('/sku');
+  it('keeps keys that are no product field as metadata (the contract allows any), and ignores the read-only ones', async () => {
+    // other keys: kept as metadata, read back through GraphQL; null removes one
+    const kept = await patch(productId, { name: 'X', sku: 'a', price: 3, tags: ['b2b'], toString: 0 });
+    expect(kept.status, JSON.stringify(kept.body)).toBe(200);
+    expect(kept.body).not.toHaveProperty('sku');
+    const metadataOf = async () =>
+      (await gql(t, env, 'query($id: UUID!) { product(id: $id) { metadata } }', { id: productId })).product
+        .metadata;
+    expect(await metadataOf()).toEqual({ sku: 'a', price: 3, tags: ['b2b'], toString: 0 });
+    expect((await patch(productId, { price: null, toString: null, sku: 'c' })).status).toBe(200);
+    expect(await metadataOf()).toEqual({ sku: 'c', tags: ['b2b'] });
+
+    // limits: a key over 40 characters, a value over 500 characters as JSON, more than 50 keys in all
+    const refused = await patch(productId, { [text(41)]: 1, big: text(600) });
+    expectProblem(refused, 400);
+    expect(pointers(refused)?.sort()).toEqual(['/big', `/${text(41)}`].sort());
+    const many = Object.fromEntries(Array.from({ length: 49 }, (_, i) => [`k${i}`, i]));
+    const tooMany = await patch(productId, many);
+    expectProblem(tooMany, 400);
+    expect(tooMany.body.detail).toMatch(/at most 50 metadata keys; this change would leave 51/);
+    expect(await metadataOf()).toEqual({ sku: 'c', tags: ['b2b'] });
 
     // read-only: echoing a response back is fine
     const before = (await patch(productId, {})).body;
