@@ -23,6 +23,8 @@ export type Target =
   | 'subscriptionItem'
   | 'usageItem'
   | 'billingRun'
+  /** A billable metric (by id). */
+  | 'billableMetric'
   /** A customer with credit on its EUR balance (from an over-payment). */
   | 'creditedCustomer';
 
@@ -258,6 +260,19 @@ export function tenantFixtures(t: TestApp) {
    * an idempotency key, the numbering, the audit trail, the ledger with a deferred line, a subscription
    * with usage, a billing run and the period it billed) and returns them.
    */
+  async function createMetric(env: MarkedEnvironment) {
+    const metric = await mutate(
+      env,
+      'billableMetricCreate',
+      '$input: BillableMetricCreateInput!',
+      'input: $input',
+      'billableMetric',
+      'id code',
+      { input: { code: `calls-${env.marker}-${next()}`, name: `Calls ${env.marker}`, aggregation: 'count' } },
+    );
+    return metric as { id: string; code: string };
+  }
+
   async function populate(env: MarkedEnvironment): Promise<Shared> {
     const taxCode = await createTaxCode(env);
     const product = await createProduct(env);
@@ -358,6 +373,22 @@ export function tenantFixtures(t: TestApp) {
     });
     expect(deferred.status, JSON.stringify(deferred.body)).toBe(201);
     await book(env, deferred.body.id);
+    // Metering: a billable metric and one usage event of the customer (rows of usage_event and its key).
+    const metric = await createMetric(env);
+    const ingested = await t.rest('POST', '/events', {
+      env,
+      body: {
+        events: [
+          {
+            transactionId: `populate-${env.marker}`,
+            customer,
+            metric: metric.code,
+            timestamp: USAGE_AT,
+          },
+        ],
+      },
+    });
+    expect(ingested.body.accepted, JSON.stringify(ingested.body)).toBe(1);
     return {
       customer,
       product: product.id,
@@ -376,6 +407,7 @@ export function tenantFixtures(t: TestApp) {
       usageItem: itemOf('event_based'),
       billingRun,
       creditedCustomer: customer,
+      billableMetric: metric.id,
     };
   }
 
@@ -427,6 +459,8 @@ export function tenantFixtures(t: TestApp) {
       }
       case 'billingRun':
         return runBilling(env);
+      case 'billableMetric':
+        return (await createMetric(env)).id;
       case 'creditedCustomer': {
         const customer = await createCustomer(env);
         const { id } = await createDraft(env, customer);
@@ -478,6 +512,8 @@ export async function tenantTables(t: TestApp): Promise<string[]> {
     `select c.table_name from information_schema.columns c
      join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name
      where c.table_schema = 'public' and c.column_name = 'environment_id' and t.table_type = 'BASE TABLE'
+       -- A partition (of usage_event) is reached only through its parent, which is listed.
+       and not exists (select from pg_class p where p.oid = format('%I', c.table_name)::regclass and p.relispartition)
      order by c.table_name`,
   );
   return rows.map((row) => row.table_name);

@@ -9,6 +9,8 @@ import { CustomerSchema } from '../customer/customer.entity.ts';
 import { type InvoiceItemInput, MAX_LINES_PER_INVOICE } from '../invoice/invoice.input.ts';
 import { InvoiceBookingService } from '../invoice/invoice-booking.service.ts';
 import { InvoiceDraftService } from '../invoice/invoice-drafts.service.ts';
+import { BillableMetricSchema } from '../metering/metering.entity.ts';
+import { usageQuantity } from '../metering/usage.aggregate.ts';
 import { type Price, PriceSchema } from '../price/price.entity.ts';
 import { priceAmount } from '../price/pricing.ts';
 import { type Product, ProductSchema } from '../product/product.entity.ts';
@@ -20,7 +22,6 @@ import {
   refreshBillAt,
   renew,
   renewalDue,
-  startOf,
 } from '../subscription/subscription.cycle.ts';
 import {
   type Subscription,
@@ -86,13 +87,18 @@ export class CustomerBillingService {
       { environmentId, subscriptionId: { $in: subscriptions.map((subscription) => subscription.id) } },
       { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
     );
-    const [prices, products] = await Promise.all([
+    const metricIds = [
+      ...new Set(items.flatMap((item) => (item.billableMetricId ? [item.billableMetricId] : []))),
+    ];
+    const [prices, products, metrics] = await Promise.all([
       tx.find(PriceSchema, { environmentId, id: { $in: [...new Set(items.map((item) => item.priceId))] } }),
       tx.find(ProductSchema, {
         environmentId,
         id: { $in: [...new Set(items.map((item) => item.productId))] },
       }),
+      metricIds.length > 0 ? tx.find(BillableMetricSchema, { environmentId, id: { $in: metricIds } }) : [],
     ]);
+    const metricById = new Map(metrics.map((metric) => [metric.id, metric]));
     const priceById = new Map(prices.map((price) => [price.id, price]));
     const productById = new Map(products.map((product) => [product.id, product]));
     const now = new Date();
@@ -113,7 +119,14 @@ export class CustomerBillingService {
           const price = priceById.get(item.priceId) as Price;
           const quantity =
             item.method === 'event_based'
-              ? await this.usageIn(tx, subscription, item, period)
+              ? await usageQuantity(
+                  tx,
+                  environmentId,
+                  subscription,
+                  item,
+                  period,
+                  item.billableMetricId ? (metricById.get(item.billableMetricId) ?? null) : null,
+                )
               : new Decimal(quantityFor(item, period)).toFixed();
           lines.push({
             subscription,
@@ -154,26 +167,6 @@ export class CustomerBillingService {
     run.periodCount += lines.length;
     run.renewalCount += renewals;
     run.endedCount += ended;
-  }
-
-  /** Usage of an event-based item within the period, summed exactly by PostgreSQL. */
-  private async usageIn(
-    tx: EntityManager,
-    subscription: Subscription,
-    item: SubscriptionItem,
-    period: Period,
-  ): Promise<string> {
-    const [row] = await tx.execute<{ total: string }[]>(
-      `select coalesce(sum(quantity), 0)::text as total from usage_record
-       where environment_id = ? and subscription_item_id = ? and occurred_at >= ? and occurred_at < ?`,
-      [
-        this.ctx.environmentId,
-        item.id,
-        startOf(subscription, period.start),
-        startOf(subscription, period.end),
-      ],
-    );
-    return new Decimal(row?.total ?? 0).toFixed();
   }
 
   /** The amount the price's model gives for `quantity` in the subscription's currency. */

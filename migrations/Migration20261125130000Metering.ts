@@ -1,0 +1,104 @@
+import { Migration } from '@mikro-orm/migrations';
+
+/**
+ * Metering: billable metrics, the raw usage events they aggregate, and which subscription items bill
+ * a metric.
+ *
+ * `usage_event` is partitioned by month on `timestamp` (declarative RANGE partitioning), so an
+ * aggregation over one period reads only that period's partitions and an old month can be detached.
+ * PostgreSQL wants the partition key in every unique index of a partitioned table, so the
+ * idempotency of `transaction_id` (unique per environment for ever) lives in the small
+ * `usage_event_key` table, written with `insert ... on conflict do nothing returning` before the
+ * events themselves.
+ *
+ * Partitions are made by `usage_event_partition(month)`, a SECURITY DEFINER function the application
+ * role may call (it owns no table, so cannot create one itself): the partition-ahead job calls it for
+ * the coming months, ingestion for a month that has none yet. Each partition gets the tenant policy
+ * too and no privileges for the application role: it is reached only through `usage_event`.
+ */
+export class Migration20261125130000Metering extends Migration {
+  override up(): void {
+    this.addSql(`
+      create table billable_metric (
+        id uuid primary key,
+        environment_id uuid not null references environment (id),
+        code varchar(100) not null,
+        name varchar(250) not null,
+        aggregation text not null
+          check (aggregation in ('count', 'sum', 'max', 'unique_count', 'latest', 'weighted_sum')),
+        field_name varchar(100),
+        filters jsonb not null default '{}',
+        rounding text not null default 'none' check (rounding in ('none', 'round', 'ceil', 'floor')),
+        rounding_decimals integer not null default 0 check (rounding_decimals between 0 and 6),
+        created_at timestamptz not null,
+        updated_at timestamptz,
+        constraint billable_metric_environment_code_unique unique (environment_id, code),
+        constraint billable_metric_field_check check (aggregation = 'count' or field_name is not null)
+      );
+      select enable_tenant_isolation('billable_metric');
+
+      alter table subscription_item add column billable_metric_id uuid references billable_metric (id);
+
+      create table usage_event_key (
+        environment_id uuid not null references environment (id),
+        transaction_id varchar(255) not null,
+        created_at timestamptz not null default now(),
+        primary key (environment_id, transaction_id)
+      );
+      select enable_tenant_isolation('usage_event_key');
+
+      create table usage_event (
+        environment_id uuid not null,
+        id uuid not null,
+        transaction_id varchar(255) not null,
+        customer_id uuid not null,
+        metric_id uuid not null,
+        timestamp timestamptz not null,
+        value numeric,
+        properties jsonb not null default '{}',
+        created_at timestamptz not null default now()
+      ) partition by range (timestamp);
+      create index usage_event_lookup_index on usage_event (environment_id, metric_id, customer_id, timestamp);
+      select enable_tenant_isolation('usage_event');
+
+      create function usage_event_partition(month date) returns text
+      language plpgsql security definer set search_path = public, pg_temp as $fn$
+      declare
+        first date := date_trunc('month', month)::date;
+        partition text := format('usage_event_%s', to_char(first, 'YYYY_MM'));
+      begin
+        if to_regclass(partition) is not null then
+          return partition;
+        end if;
+        -- Two callers making the same month: the second waits, then finds it.
+        perform pg_advisory_xact_lock(hashtext('usage_event_partition'));
+        if to_regclass(partition) is null then
+          execute format(
+            'create table %I partition of usage_event for values from (%L) to (%L)',
+            partition,
+            first::timestamp at time zone 'UTC',
+            (first + interval '1 month')::timestamp at time zone 'UTC');
+          perform enable_tenant_isolation(partition::regclass);
+          execute format('revoke all on %I from billing_app', partition);
+        end if;
+        return partition;
+      end
+      $fn$;
+      revoke all on function usage_event_partition(date) from public;
+      grant execute on function usage_event_partition(date) to billing_app;
+
+      select usage_event_partition((date_trunc('month', now()) + make_interval(months => m))::date)
+      from generate_series(-1, 3) as m;
+    `);
+  }
+
+  override down(): void {
+    this.addSql(`
+      drop function usage_event_partition(date);
+      drop table usage_event;
+      drop table usage_event_key;
+      alter table subscription_item drop column billable_metric_id;
+      drop table billable_metric;
+    `);
+  }
+}
