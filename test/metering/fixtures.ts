@@ -38,7 +38,7 @@ export function meteringFixtures(t: TestApp) {
     t.rest('POST', '/events', { env, body: { events }, headers });
 
   /** POST /events that must answer 200; answers the batch result. */
-  const ingestOk = async (env: TestEnvironment, events: EventBody[]) => {
+  const ingestOk = async (env: TestEnvironment, events: unknown[]) => {
     const response = await ingest(env, events);
     expect(response.status, JSON.stringify(response.body)).toBe(200);
     return response.body;
