@@ -70,17 +70,20 @@ export class Migration20261125130000Metering extends Migration {
         if to_regclass(partition) is not null then
           return partition;
         end if;
-        -- Two callers making the same month: the second waits, then finds it.
+        -- Two callers making the same month: the second waits for the first, whose partition it then
+        -- meets as a duplicate (its catalog snapshot may predate the first's commit).
         perform pg_advisory_xact_lock(hashtext('usage_event_partition'));
-        if to_regclass(partition) is null then
+        begin
           execute format(
             'create table %I partition of usage_event for values from (%L) to (%L)',
             partition,
             first::timestamp at time zone 'UTC',
             (first + interval '1 month')::timestamp at time zone 'UTC');
-          perform enable_tenant_isolation(partition::regclass);
-          execute format('revoke all on %I from billing_app', partition);
-        end if;
+        exception when duplicate_table then
+          return partition;
+        end;
+        perform enable_tenant_isolation(partition::regclass);
+        execute format('revoke all on %I from billing_app', partition);
         return partition;
       end
       $fn$;

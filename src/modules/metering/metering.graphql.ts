@@ -1,3 +1,4 @@
+import { DomainError } from '../../errors.ts';
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import { SubscriptionItemRef } from '../subscription/subscription.graphql.ts';
@@ -176,15 +177,19 @@ builder.queryFields((t) => ({
   }),
   subscriptionItemUsage: t.field({
     type: ItemUsageRef,
+    nullable: true,
     description:
       'The usage of an event-based item over its period that contains `at` (now when left out): the open ' +
-      'period so far, or a past one, with the amount its price gives for it.',
+      'period so far, or a past one, with the amount its price gives for it. Null for an unknown item.',
     args: {
       subscriptionItemId: t.arg({ type: 'UUID', required: true }),
       at: t.arg({ type: 'DateTime' }),
     },
     resolve: (_root, { subscriptionItemId, at }, ctx) =>
-      new UsageService(ctx).itemUsage(subscriptionItemId, at ?? undefined),
+      new UsageService(ctx).itemUsage(subscriptionItemId, at ?? undefined).catch((error: unknown) => {
+        if (error instanceof DomainError && error.code === 'NOT_FOUND') return null;
+        throw error;
+      }),
   }),
 }));
 
