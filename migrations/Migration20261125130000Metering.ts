@@ -1,8 +1,9 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Metering: billable metrics, the raw usage events they aggregate, and which subscription items bill
- * a metric.
+ * Metering: billable metrics, the raw usage events they aggregate, which subscription items bill a
+ * metric, each environment's rules for late events (adjust on the next invoice or reject, and a grace
+ * period before arrears usage is billed), and the adjustments late events leave for the next invoice.
  *
  * `usage_event` is partitioned by month on `timestamp` (declarative RANGE partitioning), so an
  * aggregation over one period reads only that period's partitions and an old month can be detached.
@@ -61,6 +62,32 @@ export class Migration20261125130000Metering extends Migration {
       create index usage_event_lookup_index on usage_event (environment_id, metric_id, customer_id, timestamp);
       select enable_tenant_isolation('usage_event');
 
+      create table metering_settings (
+        id uuid primary key,
+        environment_id uuid not null unique references environment (id),
+        late_events text not null check (late_events in ('adjust_next', 'reject')),
+        grace_period_hours integer not null check (grace_period_hours between 0 and 720),
+        updated_at timestamptz
+      );
+      select enable_tenant_isolation('metering_settings');
+
+      create table usage_adjustment (
+        id uuid primary key,
+        environment_id uuid not null references environment (id),
+        subscription_item_id uuid not null references subscription_item (id),
+        period_start date not null,
+        period_end date not null,
+        invoice_id uuid references invoice (id),
+        quantity numeric(21, 6),
+        amount bigint,
+        created_at timestamptz not null,
+        billed_at timestamptz
+      );
+      create unique index usage_adjustment_pending_unique on usage_adjustment (subscription_item_id, period_start)
+        where billed_at is null;
+      create index usage_adjustment_item_index on usage_adjustment (environment_id, subscription_item_id, period_start);
+      select enable_tenant_isolation('usage_adjustment');
+
       create function usage_event_partition(month date) returns text
       language plpgsql security definer set search_path = public, pg_temp as $fn$
       declare
@@ -98,6 +125,8 @@ export class Migration20261125130000Metering extends Migration {
   override down(): void {
     this.addSql(`
       drop function usage_event_partition(date);
+      drop table usage_adjustment;
+      drop table metering_settings;
       drop table usage_event;
       drop table usage_event_key;
       alter table subscription_item drop column billable_metric_id;

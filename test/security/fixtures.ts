@@ -389,6 +389,21 @@ export function tenantFixtures(t: TestApp) {
       },
     });
     expect(ingested.body.accepted, JSON.stringify(ingested.body)).toBe(1);
+    await mutate(
+      env,
+      'meteringSettingsUpdate',
+      '$input: MeteringSettingsUpdateInput!',
+      'input: $input',
+      'meteringSettings',
+      'lateEvents',
+      { input: { gracePeriodHours: 1 } },
+    );
+    // An adjustment late events left for the usage item's next bill, as ingestion records it.
+    await t.sql(
+      `insert into usage_adjustment (id, environment_id, subscription_item_id, period_start, period_end, created_at)
+       values ($1, $2, $3, '2026-01-01', '2026-02-01', now())`,
+      [randomUUID(), env.id, itemOf('event_based')],
+    );
     return {
       customer,
       product: product.id,

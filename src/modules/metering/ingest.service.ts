@@ -5,8 +5,11 @@ import { newId } from '../../db/ids.ts';
 import { DomainError } from '../../errors.ts';
 import { Decimal } from '../../money/decimal.ts';
 import { parseInput } from '../../validation.ts';
+import { isBillable, itemPeriod, periodIndexAt } from '../subscription/subscription.cycle.ts';
+import { SubscriptionItemSchema, SubscriptionSchema } from '../subscription/subscription.entity.ts';
 import { type BillableMetric, BillableMetricSchema } from './metering.entity.ts';
 import { UsageEventBatchInput, UsageEventInput } from './metering.input.ts';
+import { effectiveMeteringSettings } from './metering-settings.service.ts';
 
 /** How far ahead of the server's clock an event's timestamp may be. */
 export const FUTURE_TOLERANCE_MS = 24 * 60 * 60 * 1000;
@@ -23,6 +26,7 @@ export const REJECTION_REASONS = [
   'timestamp_in_future',
   'property_missing',
   'property_not_a_number',
+  'period_billed',
 ] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
@@ -145,7 +149,7 @@ export class UsageIngestService {
     const metricByCode = new Map<string, BillableMetric>(metrics.map((metric) => [metric.code, metric]));
     const latest = Date.now() + FUTURE_TOLERANCE_MS;
 
-    const checked: Checked[] = [];
+    let checked: Checked[] = [];
     const seen = new Set<string>();
     for (const { event, index } of valid) {
       const timestamp = new Date(event.timestamp);
@@ -211,6 +215,21 @@ export class UsageIngestService {
       });
     }
 
+    // Events for periods already billed: rejected, or accepted with an adjustment for the next invoice.
+    const late = await latePeriods(em, environmentId, checked);
+    const settings = late.size > 0 ? await effectiveMeteringSettings(em, environmentId) : null;
+    if (settings?.lateEvents === 'reject') {
+      for (const [index, periods] of late) {
+        const period = periods[0] as LatePeriod;
+        reject(
+          index,
+          'period_billed',
+          `the period ${period.periodStart} to ${period.periodEnd} has already been billed`,
+        );
+      }
+      checked = checked.filter((event) => !late.has(event.index));
+    }
+
     if (checked.length > 0) {
       await ensurePartitions(em, new Set(checked.map((event) => monthOf(event.timestamp))));
       // Keys in one order, so two batches sharing some keys wait for each other instead of deadlocking.
@@ -246,6 +265,25 @@ export class UsageIngestService {
             ),
           ],
         );
+        const adjustments = stored.flatMap((event) => late.get(event.index) ?? []);
+        if (adjustments.length > 0) {
+          await em.execute(
+            `insert into usage_adjustment (id, environment_id, subscription_item_id, period_start, period_end, created_at)
+             select gen_random_uuid(), ?, a.item_id, a.period_start, a.period_end, now()
+             from jsonb_to_recordset(?::jsonb) as a(item_id uuid, period_start date, period_end date)
+             on conflict (subscription_item_id, period_start) where billed_at is null do nothing`,
+            [
+              environmentId,
+              JSON.stringify(
+                adjustments.map((period) => ({
+                  item_id: period.itemId,
+                  period_start: period.periodStart,
+                  period_end: period.periodEnd,
+                })),
+              ),
+            ],
+          );
+        }
       }
     }
     if (results.length === 0) throw new DomainError('INVALID_INPUT', 'the batch is empty');
@@ -256,4 +294,64 @@ export class UsageIngestService {
       results,
     };
   }
+}
+
+type LatePeriod = { itemId: string; periodStart: string; periodEnd: string };
+
+/**
+ * The billed periods each event falls in: periods of the customer's items that bill the event's
+ * metric and that a billing run has billed already. The items are locked for share, so a billing run
+ * (which locks them for update) and this batch cannot interleave: an event either counts in the bill
+ * or finds its period billed.
+ */
+async function latePeriods(
+  em: EntityManager,
+  environmentId: string,
+  events: readonly Checked[],
+): Promise<Map<number, LatePeriod[]>> {
+  const late = new Map<number, LatePeriod[]>();
+  if (events.length === 0) return late;
+  const ids = await em.execute<{ id: string }[]>(
+    `select si.id from subscription_item si join subscription s on s.id = si.subscription_id
+     where si.environment_id = ? and si.method = 'event_based' and si.period_index > 0
+       and si.billable_metric_id = any(array(select jsonb_array_elements_text(?::jsonb))::uuid[])
+       and s.customer_id = any(array(select jsonb_array_elements_text(?::jsonb))::uuid[])
+     order by si.id for share of si`,
+    [
+      environmentId,
+      JSON.stringify([...new Set(events.map((event) => event.metricId))]),
+      JSON.stringify([...new Set(events.map((event) => event.customerId))]),
+    ],
+  );
+  if (ids.length === 0) return late;
+  const items = await em.find(SubscriptionItemSchema, {
+    environmentId,
+    id: { $in: ids.map((row) => row.id) },
+  });
+  const subscriptions = await em.find(SubscriptionSchema, {
+    environmentId,
+    id: { $in: [...new Set(items.map((item) => item.subscriptionId))] },
+  });
+  const subscriptionById = new Map(subscriptions.map((subscription) => [subscription.id, subscription]));
+  for (const event of events) {
+    for (const item of items) {
+      const subscription = subscriptionById.get(item.subscriptionId);
+      if (
+        !subscription ||
+        item.billableMetricId !== event.metricId ||
+        subscription.customerId !== event.customerId
+      ) {
+        continue;
+      }
+      const index = periodIndexAt(subscription, item, event.timestamp);
+      if (index < 0 || index >= item.periodIndex || !isBillable(subscription, item, index)) continue;
+      const period = itemPeriod(subscription, item, index);
+      if (!period) continue;
+      late.set(event.index, [
+        ...(late.get(event.index) ?? []),
+        { itemId: item.id, periodStart: period.start, periodEnd: period.end },
+      ]);
+    }
+  }
+  return late;
 }

@@ -35,3 +35,46 @@ export const BillableMetricSchema = defineEntity({
 });
 
 export type BillableMetric = InferEntity<typeof BillableMetricSchema>;
+
+export const LATE_EVENT_POLICIES = ['adjust_next', 'reject'] as const;
+export type LateEventPolicy = (typeof LATE_EVENT_POLICIES)[number];
+
+/**
+ * An environment's metering rules: what becomes of an event for a period already billed
+ * (`adjust_next`: an adjustment line on the item's next invoice; `reject`), and how many hours after
+ * its end an event-based period waits before it is billed, so late events still count.
+ */
+export const MeteringSettingsSchema = defineEntity({
+  name: 'MeteringSettings',
+  tableName: 'metering_settings',
+  properties: {
+    ...tenantKeys(),
+    lateEvents: p.enum(LATE_EVENT_POLICIES),
+    gracePeriodHours: p.integer(),
+    updatedAt: p.datetime().nullable(),
+  },
+});
+
+export type MeteringSettings = InferEntity<typeof MeteringSettingsSchema>;
+
+/**
+ * A billed period of a metered item that late events changed: pending until the item's next bill
+ * re-aggregates the period and invoices the difference (then `invoiceId`, `quantity`, `amount`).
+ */
+export const UsageAdjustmentSchema = defineEntity({
+  name: 'UsageAdjustment',
+  tableName: 'usage_adjustment',
+  properties: {
+    ...tenantKeys(),
+    subscriptionItemId: p.uuid(),
+    periodStart: p.date(),
+    periodEnd: p.date(),
+    invoiceId: p.uuid().nullable(),
+    quantity: p.decimal('string').precision(21).scale(6).nullable(),
+    amount: p.bigint('number').nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    billedAt: p.datetime().nullable(),
+  },
+});
+
+export type UsageAdjustment = InferEntity<typeof UsageAdjustmentSchema>;

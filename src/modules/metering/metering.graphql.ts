@@ -9,8 +9,16 @@ import {
   REJECTION_REASONS,
   UsageIngestService,
 } from './ingest.service.ts';
-import { AGGREGATIONS, type BillableMetric, BillableMetricSchema, ROUNDINGS } from './metering.entity.ts';
+import {
+  AGGREGATIONS,
+  type BillableMetric,
+  BillableMetricSchema,
+  LATE_EVENT_POLICIES,
+  type MeteringSettings,
+  ROUNDINGS,
+} from './metering.entity.ts';
 import { MAX_EVENTS_PER_BATCH, MetricCreateInput, MetricUpdateInput } from './metering.input.ts';
+import { MeteringSettingsService, MeteringSettingsUpdateInput } from './metering-settings.service.ts';
 import { MetricService } from './metric.service.ts';
 import { type ItemUsage, UsageService } from './usage.service.ts';
 
@@ -148,6 +156,40 @@ const ItemUsageRef = builder.objectRef<ItemUsage>('SubscriptionItemUsage').imple
   }),
 });
 
+const LateEventsEnum = builder.enumType('LateEventPolicy', {
+  values: LATE_EVENT_POLICIES,
+  description:
+    'What becomes of a usage event for a period already billed: adjust_next bills the difference on the ' +
+    'item’s next invoice; reject answers it rejected (period_billed).',
+});
+
+const MeteringSettingsRef = builder.objectRef<MeteringSettings>('MeteringSettings').implement({
+  fields: (t) => ({
+    lateEvents: t.expose('lateEvents', { type: LateEventsEnum }),
+    gracePeriodHours: t.exposeInt('gracePeriodHours', {
+      description:
+        'Hours after its end an event-based period waits before a billing run bills it (0 to 720).',
+    }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+const MeteringSettingsUpdateInputRef = builder
+  .inputType('MeteringSettingsUpdateInput', {
+    description: 'Settings left out stay as they are.',
+    fields: (t) => ({
+      lateEvents: t.field({ type: LateEventsEnum }),
+      gracePeriodHours: t.int(),
+    }),
+  })
+  .validate(MeteringSettingsUpdateInput);
+
+const MeteringSettingsUpdatePayload = payloadType(
+  'MeteringSettingsUpdatePayload',
+  'meteringSettings',
+  MeteringSettingsRef,
+);
+
 builder.objectField(SubscriptionItemRef, 'metric', (t) =>
   t.field({
     type: BillableMetricRef,
@@ -164,6 +206,11 @@ builder.objectField(SubscriptionItemRef, 'metric', (t) =>
 );
 
 builder.queryFields((t) => ({
+  meteringSettings: t.field({
+    type: MeteringSettingsRef,
+    description: 'This environment’s metering settings (the defaults until changed).',
+    resolve: (_root, _args, ctx) => new MeteringSettingsService(ctx).get(),
+  }),
   billableMetric: t.field({
     type: BillableMetricRef,
     nullable: true,
@@ -194,6 +241,12 @@ builder.queryFields((t) => ({
 }));
 
 builder.mutationFields((t) => ({
+  meteringSettingsUpdate: t.field({
+    type: MeteringSettingsUpdatePayload,
+    args: { input: t.arg({ type: MeteringSettingsUpdateInputRef, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      withUserErrors('meteringSettings', () => new MeteringSettingsService(ctx).update(input)),
+  }),
   billableMetricCreate: t.field({
     type: MetricCreatePayload,
     args: { input: t.arg({ type: MetricCreateInputRef, required: true }) },

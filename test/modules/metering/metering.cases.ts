@@ -24,6 +24,8 @@ export const cases: ModuleCases = {
       ],
     },
     graphql: {
+      'Query.meteringSettings': [{ args: () => ({}) }],
+      'Mutation.meteringSettingsUpdate': [{ args: () => ({ input: { lateEvents: 'adjust_next' } }) }],
       'Query.billableMetric': [byId('billableMetric')],
       'Query.billableMetrics': [{ args: page }],
       'Query.subscriptionItemUsage': [
