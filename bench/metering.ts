@@ -8,8 +8,8 @@
  * (p50, p99), then the time to aggregate one customer's month of events and the plan of that query,
  * which reads only that month's partition.
  */
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -43,6 +43,41 @@ const database = await startEmbeddedDatabase(dataDir);
 const owner = await openOrm(database.url, { entities, poolMax: 1, owner: true });
 const orm = await openOrm(database.url, { entities, poolMax: concurrency + 2 });
 const now = () => Number(process.hrtime.bigint()) / 1e6;
+
+/** Linux: user + system CPU ms of a process (fields 14 and 15 of /proc/<pid>/stat, 10 ms ticks), its parent. */
+async function statOf(pid: number): Promise<{ parent: number; cpuMs: number; reapedMs: number } | null> {
+  try {
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+    return {
+      parent: Number(fields[1]),
+      cpuMs: (Number(fields[11]) + Number(fields[12])) * 10,
+      reapedMs: (Number(fields[13]) + Number(fields[14])) * 10,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** CPU ms of the embedded PostgreSQL: the postmaster (named in postmaster.pid), its backends and reaped ones. */
+async function postgresCpu(): Promise<number | null> {
+  const candidates = [
+    path.join(dataDir, 'postmaster.pid'),
+    ...(await readdir(dataDir)).map((name) => path.join(dataDir, name, 'postmaster.pid')),
+  ];
+  for (const file of candidates) {
+    const pid = Number((await readFile(file, 'utf8').catch(() => '')).split('\n')[0]);
+    if (!pid) continue;
+    const own = await statOf(pid);
+    if (!own) return null;
+    const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(Number);
+    const stats = await Promise.all(pids.map(statOf));
+    return stats.reduce(
+      (sum, stat) => sum + (stat?.parent === pid ? stat.cpuMs : 0),
+      own.cpuMs + own.reapedMs,
+    );
+  }
+  return null;
+}
 try {
   await migrate(owner);
   const access = new AccessService(owner.em.fork());
@@ -106,6 +141,8 @@ try {
         throw new Error(`batch ${number}: ${JSON.stringify(result).slice(0, 500)}`);
     }
   };
+  const cpuStart = process.cpuUsage();
+  const postgresStart = await postgresCpu();
   const ingestStart = now();
   let lastReport = ingestStart;
   const progress = setInterval(() => {
@@ -120,6 +157,8 @@ try {
   await Promise.all(Array.from({ length: concurrency }, client));
   clearInterval(progress);
   const ingestSeconds = (now() - ingestStart) / 1000;
+  const cpu = process.cpuUsage(cpuStart);
+  const postgresEnd = await postgresCpu();
   const sorted = [...latencies].sort((x, y) => x - y);
   const quantile = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
   const ingested = latencies.length * BATCH;
@@ -132,7 +171,7 @@ try {
       `select pg_size_pretty(sum(pg_total_relation_size(inhrelid))) as size from pg_inherits where inhparent = 'usage_event'::regclass`,
     );
   const window = {
-    customerId: customers[42] as string,
+    customerId: customers[42 % customerCount] as string,
     from: new Date('2026-06-01T00:00:00Z'),
     to: new Date('2026-07-01T00:00:00Z'),
   };
@@ -165,6 +204,13 @@ try {
     `ingestion: ${ingested.toLocaleString('en')} events in ${ingestSeconds.toFixed(1)} s through POST /events, ${concurrency} concurrent clients, batches of ${BATCH}`,
     `  sustained: ${Math.round(ingested / ingestSeconds).toLocaleString('en')} events/s`,
     `  per 1,000-event batch: p50 ${quantile(0.5).toFixed(1)} ms, p99 ${quantile(0.99).toFixed(1)} ms, max ${(sorted.at(-1) ?? 0).toFixed(1)} ms`,
+    `  CPU per 1,000 events: server ${((cpu.user + cpu.system) / 1000 / (ingested / 1000)).toFixed(1)} ms, PostgreSQL ${
+      postgresStart !== null && postgresEnd !== null
+        ? ((postgresEnd - postgresStart) / (ingested / 1000)).toFixed(1)
+        : '?'
+    } ms (load average at the end ${loadavg()
+      .map((load) => load.toFixed(1))
+      .join(' ')}, ${availableParallelism()} cores)`,
     `usage_event: ${tableSize[0]?.size} over ${MONTHS} monthly partitions, ${customerCount} customers`,
     `aggregation, one customer, June 2026 (median of 7):`,
     `  sum: ${sum.median.toFixed(2)} ms (value ${sum.value}), partitions read: ${partitionsRead(sum.plan).join(', ')}`,
