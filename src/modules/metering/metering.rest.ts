@@ -49,7 +49,7 @@ export const meteringRoutes: Route[] = [
         `Up to ${MAX_EVENTS_PER_BATCH} events, each answered on its own, in the order sent: \`accepted\` (stored), ` +
         '`duplicate` (its transactionId was taken before; nothing stored) or `rejected` with a reason ' +
         '(invalid, unknown_customer, unknown_metric, timestamp_in_future, property_missing, ' +
-        'property_not_a_number). One bad event never refuses the others; a retry of the whole batch is safe.',
+        'property_not_a_number, period_billed). One bad event never refuses the others; a retry of the whole batch is safe.',
       schema: UsageEventBatchResponse,
     },
     handler: async ({ ctx, body }) => ({ status: 200, body: await new UsageIngestService(ctx).ingest(body) }),
