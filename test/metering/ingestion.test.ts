@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { createPartitionsAhead } from '../../src/modules/metering/metering.jobs.ts';
 import { billingFixtures } from '../subscription/fixtures.ts';
 import { gql } from '../support/catalog.ts';
 import { expectProblem, setupTestApp, type TestEnvironment } from '../support/harness.ts';
@@ -207,6 +208,21 @@ describe('tenant isolation', () => {
     } finally {
       await client.end();
     }
+  });
+
+  it('has the partition job make this month and the next three ahead, as the application role may', async () => {
+    const made = await createPartitionsAhead(t.orm.em.fork(), new Date('2031-11-15T12:00:00Z'));
+    expect(made).toEqual([
+      'usage_event_2031_11',
+      'usage_event_2031_12',
+      'usage_event_2032_01',
+      'usage_event_2032_02',
+    ]);
+    expect(await createPartitionsAhead(t.orm.em.fork(), new Date('2031-11-15T12:00:00Z'))).toEqual(made);
+    const bounds = await t.sql<{ bound: string }>(
+      `select pg_get_expr(relpartbound, oid) as bound from pg_class where relname = 'usage_event_2031_12'`,
+    );
+    expect(bounds[0]?.bound).toBe("FOR VALUES FROM ('2031-12-01 00:00:00+00') TO ('2032-01-01 00:00:00+00')");
   });
 
   it('keeps every partition under the tenant policy and out of the application role’s reach', async () => {
