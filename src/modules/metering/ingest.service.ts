@@ -66,7 +66,10 @@ function numberOf(raw: unknown): string | null {
 /** `YYYY-MM-01` of the UTC month of `time`: the partition an event goes to. */
 const monthOf = (time: Date) => `${time.toISOString().slice(0, 7)}-01`;
 
-/** Months this process knows a partition exists for (partitions are never dropped by the service). */
+/**
+ * Months this process knows a partition exists for, per database (partitions are never dropped by the
+ * service).
+ */
 const knownMonths = new Set<string>();
 
 /**
@@ -74,10 +77,12 @@ const knownMonths = new Set<string>();
  * a connection of its own: a partition made for a request that then fails is still a partition.
  */
 export async function ensurePartitions(em: EntityManager, months: Iterable<string>): Promise<void> {
+  const database = String(em.config.get('clientUrl') ?? em.config.get('dbName'));
   for (const month of months) {
-    if (knownMonths.has(month)) continue;
+    const key = `${database} ${month}`;
+    if (knownMonths.has(key)) continue;
     await em.getConnection().execute('select usage_event_partition(?::date)', [month]);
-    knownMonths.add(month);
+    knownMonths.add(key);
   }
 }
 
