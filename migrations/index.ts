@@ -22,6 +22,7 @@ import { Migration20261124150000LiveEvents } from './Migration20261124150000Live
 import { Migration20261124160000LedgerRefunds } from './Migration20261124160000LedgerRefunds.ts';
 import { Migration20261125100000Webhooks } from './Migration20261125100000Webhooks.ts';
 import { Migration20261125140000ProductMetadata } from './Migration20261125140000ProductMetadata.ts';
+import { Migration20261125130000Metering } from './Migration20261125130000Metering.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -55,4 +56,5 @@ export const migrations = [
   { name: 'Migration20261124160000LedgerRefunds', class: Migration20261124160000LedgerRefunds },
   { name: 'Migration20261125100000Webhooks', class: Migration20261125100000Webhooks },
   { name: 'Migration20261125140000ProductMetadata', class: Migration20261125140000ProductMetadata },
+  { name: 'Migration20261125130000Metering', class: Migration20261125130000Metering },
 ];

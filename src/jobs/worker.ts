@@ -7,6 +7,7 @@ import { INVOICE_REMINDERS_TASK } from '../modules/email/email.jobs.ts';
 import { EVENT_PURGE_TASK } from '../modules/event/event.jobs.ts';
 import { INVOICE_OVERDUE_TASK } from '../modules/invoice/invoice-overdue.jobs.ts';
 import { LEDGER_RECOGNITION_TASK } from '../modules/ledger/ledger-recognition.jobs.ts';
+import { USAGE_PARTITIONS_TASK } from '../modules/metering/metering.jobs.ts';
 import { jobTasks } from '../modules/registry.ts';
 import { staleAfterMs } from '../modules/webhook/webhook.dispatcher.ts';
 import { WEBHOOK_SWEEP_TASK } from '../modules/webhook/webhook.jobs.ts';
@@ -59,6 +60,7 @@ export async function startWorker(
     { task: INVOICE_REMINDERS_TASK, schedule: '35 * * * *' },
     { task: LEDGER_RECOGNITION_TASK, schedule: '41 0 * * *' },
     { task: WEBHOOK_SWEEP_TASK, schedule: '* * * * *' },
+    { task: USAGE_PARTITIONS_TASK, schedule: '11 1 * * *' },
   ];
   const webhooks = webhookSettings(config);
   const billing = config.BILLING_RUN_SCHEDULE !== 'off';

@@ -13,6 +13,7 @@ import { environmentModule } from './environment/environment.module.ts';
 import { eventModule } from './event/event.module.ts';
 import { invoiceModule } from './invoice/invoice.module.ts';
 import { ledgerModule } from './ledger/ledger.module.ts';
+import { meteringModule } from './metering/metering.module.ts';
 import type { BillingModule } from './module.ts';
 import { priceModule } from './price/price.module.ts';
 import { productModule } from './product/product.module.ts';
@@ -28,6 +29,7 @@ export const modules: readonly BillingModule[] = [
   productModule,
   priceModule,
   ledgerModule,
+  meteringModule,
   invoiceModule,
   balanceModule,
   subscriptionModule,

@@ -157,6 +157,7 @@ function operation(route: Route): ZodOpenApiOperationObject {
   return {
     operationId: operationId(route),
     summary: route.summary,
+    ...(route.beyondContract ? { 'x-beyond-contract': true } : {}),
     tags: [capitalize(route.path.split('/')[1] ?? '')],
     parameters: route.method === 'POST' ? [EnvironmentHeader, IdempotencyKeyHeader] : [EnvironmentHeader],
     ...(params.length > 0 || route.query

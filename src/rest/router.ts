@@ -73,6 +73,8 @@ export type Route = {
     alternatives?: string[];
   };
   handler: (req: RestRequest) => Promise<RestResult>;
+  /** A path this service adds to the interface contract: documented with `x-beyond-contract: true`. */
+  beyondContract?: boolean;
 };
 
 type CompiledRoute = Route & { pattern: RegExp; paramNames: string[] };

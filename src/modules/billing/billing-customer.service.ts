@@ -9,6 +9,14 @@ import { CustomerSchema } from '../customer/customer.entity.ts';
 import { type InvoiceItemInput, MAX_LINES_PER_INVOICE } from '../invoice/invoice.input.ts';
 import { InvoiceBookingService } from '../invoice/invoice-booking.service.ts';
 import { InvoiceDraftService } from '../invoice/invoice-drafts.service.ts';
+import {
+  type BillableMetric,
+  BillableMetricSchema,
+  type UsageAdjustment,
+  UsageAdjustmentSchema,
+} from '../metering/metering.entity.ts';
+import { effectiveMeteringSettings } from '../metering/metering-settings.service.ts';
+import { usageQuantity } from '../metering/usage.aggregate.ts';
 import { type Price, PriceSchema } from '../price/price.entity.ts';
 import { priceAmount } from '../price/pricing.ts';
 import { type Product, ProductSchema } from '../product/product.entity.ts';
@@ -20,7 +28,6 @@ import {
   refreshBillAt,
   renew,
   renewalDue,
-  startOf,
 } from '../subscription/subscription.cycle.ts';
 import {
   type Subscription,
@@ -39,6 +46,8 @@ type Line = {
   period: Period;
   quantity: string;
   amount: number;
+  /** A late-usage adjustment of an already billed period: `amount` is the difference it bills. */
+  adjustment?: UsageAdjustment;
 };
 
 /**
@@ -86,13 +95,32 @@ export class CustomerBillingService {
       { environmentId, subscriptionId: { $in: subscriptions.map((subscription) => subscription.id) } },
       { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
     );
-    const [prices, products] = await Promise.all([
+    const metricIds = [
+      ...new Set(items.flatMap((item) => (item.billableMetricId ? [item.billableMetricId] : []))),
+    ];
+    const [prices, products, metrics] = await Promise.all([
       tx.find(PriceSchema, { environmentId, id: { $in: [...new Set(items.map((item) => item.priceId))] } }),
       tx.find(ProductSchema, {
         environmentId,
         id: { $in: [...new Set(items.map((item) => item.productId))] },
       }),
+      metricIds.length > 0 ? tx.find(BillableMetricSchema, { environmentId, id: { $in: metricIds } }) : [],
     ]);
+    const metricById = new Map(metrics.map((metric) => [metric.id, metric]));
+    const settings = await effectiveMeteringSettings(tx, environmentId);
+    const graceMs = settings.gracePeriodHours * 60 * 60 * 1000;
+    // Event-based periods wait out the grace period after their end, so late events still count.
+    const due = (item: SubscriptionItem) =>
+      item.billAt != null &&
+      item.billAt.getTime() + (item.method === 'event_based' ? graceMs : 0) <= asOf.getTime();
+    const pendingAdjustments =
+      metricIds.length > 0
+        ? await tx.find(
+            UsageAdjustmentSchema,
+            { environmentId, subscriptionItemId: { $in: items.map((item) => item.id) }, billedAt: null },
+            { orderBy: { periodStart: 'asc' } },
+          )
+        : [];
     const priceById = new Map(prices.map((price) => [price.id, price]));
     const productById = new Map(products.map((product) => [product.id, product]));
     const now = new Date();
@@ -108,12 +136,20 @@ export class CustomerBillingService {
       }
       for (const item of own) {
         refreshBillAt(subscription, item);
-        while (item.billAt && item.billAt <= asOf) {
+        const billedBefore = lines.length;
+        while (due(item)) {
           const period = itemPeriod(subscription, item, item.periodIndex) as Period;
           const price = priceById.get(item.priceId) as Price;
           const quantity =
             item.method === 'event_based'
-              ? await this.usageIn(tx, subscription, item, period)
+              ? await usageQuantity(
+                  tx,
+                  environmentId,
+                  subscription,
+                  item,
+                  period,
+                  item.billableMetricId ? (metricById.get(item.billableMetricId) ?? null) : null,
+                )
               : new Decimal(quantityFor(item, period)).toFixed();
           lines.push({
             subscription,
@@ -126,6 +162,18 @@ export class CustomerBillingService {
           });
           advance(subscription, item, period);
         }
+        // Late usage of periods billed before goes on the item's next bill, as the difference it makes.
+        if (lines.length > billedBefore) {
+          for (const adjustment of pendingAdjustments.filter((row) => row.subscriptionItemId === item.id)) {
+            lines.push(
+              await this.adjustmentLine(tx, subscription, item, adjustment, {
+                price: priceById.get(item.priceId) as Price,
+                product: productById.get(item.productId) as Product,
+                metric: item.billableMetricId ? (metricById.get(item.billableMetricId) ?? null) : null,
+              }),
+            );
+          }
+        }
       }
       if (hasEnded(subscription, own, asOf)) {
         subscription.status = 'ended';
@@ -136,6 +184,13 @@ export class CustomerBillingService {
 
     const invoiceIds = await this.invoice(tx, customerId, asOf, lines);
     for (const line of lines) {
+      if (line.adjustment) {
+        line.adjustment.billedAt = now;
+        line.adjustment.invoiceId = invoiceIds.get(line) ?? null;
+        line.adjustment.quantity = line.quantity;
+        line.adjustment.amount = line.amount;
+        continue;
+      }
       tx.create(BilledPeriodSchema, {
         environmentId,
         subscriptionItemId: line.item.id,
@@ -156,24 +211,28 @@ export class CustomerBillingService {
     run.endedCount += ended;
   }
 
-  /** Usage of an event-based item within the period, summed exactly by PostgreSQL. */
-  private async usageIn(
+  /**
+   * The adjustment line of a billed period that late events changed: the period re-aggregated and
+   * priced, less what its bill and earlier adjustments invoiced.
+   */
+  private async adjustmentLine(
     tx: EntityManager,
     subscription: Subscription,
     item: SubscriptionItem,
-    period: Period,
-  ): Promise<string> {
-    const [row] = await tx.execute<{ total: string }[]>(
-      `select coalesce(sum(quantity), 0)::text as total from usage_record
-       where environment_id = ? and subscription_item_id = ? and occurred_at >= ? and occurred_at < ?`,
-      [
-        this.ctx.environmentId,
-        item.id,
-        startOf(subscription, period.start),
-        startOf(subscription, period.end),
-      ],
+    adjustment: UsageAdjustment,
+    { price, product, metric }: { price: Price; product: Product; metric: BillableMetric | null },
+  ): Promise<Line> {
+    const period = { start: adjustment.periodStart, end: adjustment.periodEnd };
+    const quantity = await usageQuantity(tx, this.ctx.environmentId, subscription, item, period, metric);
+    const [row] = await tx.execute<{ billed: string }[]>(
+      `select (coalesce((select sum(amount) from billed_period
+                 where environment_id = ? and subscription_item_id = ? and period_start = ?), 0)
+             + coalesce((select sum(amount) from usage_adjustment
+                 where environment_id = ? and subscription_item_id = ? and period_start = ? and billed_at is not null), 0))::text as billed`,
+      [this.ctx.environmentId, item.id, period.start, this.ctx.environmentId, item.id, period.start],
     );
-    return new Decimal(row?.total ?? 0).toFixed();
+    const amount = this.price(subscription, price, quantity) - Number(row?.billed ?? 0);
+    return { subscription, item, price, product, period, quantity, amount, adjustment };
   }
 
   /** The amount the price's model gives for `quantity` in the subscription's currency. */
@@ -208,7 +267,7 @@ export class CustomerBillingService {
     const invoiceOf = new Map<Line, string>();
     const byCurrency = new Map<string, Line[]>();
     for (const line of lines) {
-      if (new Decimal(line.quantity).isZero()) continue;
+      if (line.adjustment ? line.amount === 0 : new Decimal(line.quantity).isZero()) continue;
       const currency = line.subscription.currency;
       byCurrency.set(currency, [...(byCurrency.get(currency) ?? []), line]);
     }
@@ -240,6 +299,19 @@ export class CustomerBillingService {
  * amount, and whether the price includes tax.
  */
 function invoiceItem(line: Line): InvoiceItemInput {
+  if (line.adjustment) {
+    return {
+      quantity: '1',
+      unitAmount: String(line.amount),
+      sku: line.product.handle ?? null,
+      title: line.product.name,
+      description: `${line.price.name}, late usage adjustment (quantity now ${line.quantity})`,
+      periodStart: line.period.start,
+      periodEnd: line.period.end,
+      taxCode: line.product.taxCode ?? null,
+      taxBehavior: line.price.taxBehavior,
+    };
+  }
   const figures = lineFigures(line.quantity, line.amount);
   return {
     quantity: figures.quantity,

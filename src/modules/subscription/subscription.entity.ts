@@ -53,6 +53,8 @@ export const SubscriptionItemSchema = defineEntity({
     subscriptionId: p.uuid(),
     productId: p.uuid(),
     priceId: p.uuid(),
+    /** The billable metric an event-based item bills; none: it bills its usage records. */
+    billableMetricId: p.uuid().nullable(),
     quantity: p.decimal('string').precision(21).scale(6),
     nextQuantity: p.decimal('string').precision(21).scale(6).nullable(),
     nextQuantityFrom: p.date().nullable(),

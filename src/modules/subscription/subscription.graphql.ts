@@ -159,6 +159,11 @@ const SubscriptionItemInputRef = builder.inputType('SubscriptionItemInput', {
       description: "A price with pricing in the subscription's currency.",
     }),
     quantity: t.float({ description: 'Defaults to 1; at most 6 decimals.' }),
+    metricCode: t.string({
+      description:
+        'For an event-based price: the code of the billable metric whose usage events the item bills. ' +
+        'Without it an event-based item bills its usage records (usageRecord).',
+    }),
   }),
 });
 

@@ -16,6 +16,8 @@ export const SubscriptionItemInput = z.strictObject({
   priceId: z.uuid(),
   /** 1 when left out; for event-based items the usage of each period is billed instead. */
   quantity: Quantity.nullish(),
+  /** For an item at an event-based price: the code of the billable metric it bills. */
+  metricCode: z.string().min(1).max(100).nullish(),
 });
 export type SubscriptionItemInput = z.infer<typeof SubscriptionItemInput>;
 

@@ -9,6 +9,7 @@ import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
 import { CustomerService } from '../customer/customer.service.ts';
 import { recordEvent } from '../event/event.service.ts';
+import { BillableMetricSchema } from '../metering/metering.entity.ts';
 import { type Price, PriceSchema } from '../price/price.entity.ts';
 import { priceLoaders } from '../price/price.reads.ts';
 import { type Product, ProductSchema } from '../product/product.entity.ts';
@@ -40,7 +41,12 @@ import type {
 } from './subscription.input.ts';
 import { subscriptionLoaders } from './subscription.reads.ts';
 
-type ResolvedItem = { input: SubscriptionItemInput; product: Product; price: Price };
+type ResolvedItem = {
+  input: SubscriptionItemInput;
+  product: Product;
+  price: Price;
+  metricId: string | null;
+};
 
 /** A subscription as its REST document shows it: the items with a bill to come, and what they bill. */
 export type SubscriptionDocument = {
@@ -296,12 +302,15 @@ export class SubscriptionService {
   ): Promise<ResolvedItem[]> {
     if (inputs.length === 0) return [];
     const { environmentId } = this.ctx;
-    const [products, prices] = await Promise.all([
+    const codes = inputs.flatMap((input) => (input.metricCode ? [input.metricCode] : []));
+    const [products, prices, metrics] = await Promise.all([
       em.find(ProductSchema, { environmentId, id: { $in: inputs.map((input) => input.productId) } }),
       em.find(PriceSchema, { environmentId, id: { $in: inputs.map((input) => input.priceId) } }),
+      codes.length > 0 ? em.find(BillableMetricSchema, { environmentId, code: { $in: codes } }) : [],
     ]);
     const productById = new Map(products.map((product) => [product.id, product]));
     const priceById = new Map(prices.map((price) => [price.id, price]));
+    const metricByCode = new Map(metrics.map((metric) => [metric.code, metric]));
     const issues: FieldIssue[] = [];
     const resolved = inputs.flatMap((input, index) => {
       const product = productById.get(input.productId);
@@ -320,7 +329,19 @@ export class SubscriptionService {
           message: `price "${price.name}" (${price.id}) has no pricing in ${currency}`,
         });
       }
-      return product && price ? [{ input, product, price }] : [];
+      const metric = input.metricCode ? metricByCode.get(input.metricCode) : undefined;
+      if (input.metricCode && !metric) {
+        issues.push({
+          path: [field, index, 'metricCode'],
+          message: 'no billable metric of this environment has this code',
+        });
+      } else if (metric && price && price.method !== 'event_based') {
+        issues.push({
+          path: [field, index, 'metricCode'],
+          message: 'bills usage, so it needs an event-based price',
+        });
+      }
+      return product && price ? [{ input, product, price, metricId: metric?.id ?? null }] : [];
     });
     if (issues.length > 0) {
       throw new DomainError(
@@ -339,7 +360,7 @@ export class SubscriptionService {
     resolved: ResolvedItem,
     firstPeriod: number,
   ): SubscriptionItem {
-    const { price, product, input } = resolved;
+    const { price, product, input, metricId } = resolved;
     const term = { termUnit: price.termUnit, termCount: price.termCount };
     const startsOn = boundary(subscription.startDate, itemTerm(term), firstPeriod);
     if (!startsOn) {
@@ -350,6 +371,7 @@ export class SubscriptionService {
       subscriptionId: subscription.id,
       productId: product.id,
       priceId: price.id,
+      billableMetricId: metricId,
       quantity: input.quantity ?? '1',
       nextQuantity: null,
       nextQuantityFrom: null,
