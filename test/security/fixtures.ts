@@ -23,6 +23,8 @@ export type Target =
   | 'subscriptionItem'
   | 'usageItem'
   | 'billingRun'
+  /** A scheduled (prorated) quantity change of a subscription item. */
+  | 'scheduledChange'
   /** A customer with credit on its EUR balance (from an over-payment). */
   | 'creditedCustomer';
 
@@ -233,6 +235,23 @@ export function tenantFixtures(t: TestApp) {
     return (subscription.items as Item[]).at(-1)?.id as string;
   }
 
+  /** Changes the item's quantity mid-January, prorated; returns the scheduled change. */
+  async function changeQuantity(env: MarkedEnvironment, subscriptionId: string, itemId: string) {
+    const subscription = await mutate(
+      env,
+      'subscriptionUpdate',
+      '$id: UUID!, $input: SubscriptionUpdateInput!',
+      'id: $id, input: $input',
+      'subscription',
+      'items { id scheduledChanges { id } }',
+      { id: subscriptionId, input: { at: '2026-01-20T00:00:00Z', items: [{ id: itemId, quantity: 2 }] } },
+    );
+    const item = (subscription.items as { id: string; scheduledChanges: { id: string }[] }[]).find(
+      (candidate) => candidate.id === itemId,
+    );
+    return item?.scheduledChanges.at(-1)?.id as string;
+  }
+
   async function recordUsage(env: MarkedEnvironment, subscriptionItemId: string) {
     await mutate(
       env,
@@ -290,6 +309,8 @@ export function tenantFixtures(t: TestApp) {
       subscription.items.find((item) => item.method === method)?.id as string;
     await recordUsage(env, itemOf('event_based'));
     const billingRun = await runBilling(env);
+    // A prorated change of the billed advance item: a scheduled change and its proration lines.
+    const scheduledChange = await changeQuantity(env, subscription.id, itemOf('advance'));
     // An over-payment of the credited invoice puts 500 on the customer's balance; a refund takes 100.
     await mutate(
       env,
@@ -375,6 +396,7 @@ export function tenantFixtures(t: TestApp) {
       subscriptionItem: itemOf('advance'),
       usageItem: itemOf('event_based'),
       billingRun,
+      scheduledChange,
       creditedCustomer: customer,
     };
   }
@@ -427,6 +449,12 @@ export function tenantFixtures(t: TestApp) {
       }
       case 'billingRun':
         return runBilling(env);
+      case 'scheduledChange': {
+        const { id, items } = await subscribe(env, shared.customer, [
+          { productId: shared.product, priceId: shared.price },
+        ]);
+        return changeQuantity(env, id, items[0]?.id as string);
+      }
       case 'creditedCustomer': {
         const customer = await createCustomer(env);
         const { id } = await createDraft(env, customer);

@@ -60,12 +60,13 @@ export class BillingRunService {
   /**
    * The invoices the next billing run as of `asOf` would create for the customer (or only the
    * subscription), without writing anything: the run's own code bills the customer in a savepoint that
-   * is then rolled back, leaving the drafts unbooked (booking would only number them).
+   * is then rolled back, leaving the drafts unbooked (booking would only number them). Null when the
+   * customer or subscription does not exist (in this environment).
    */
   async preview(
     target: { customerId?: string | null; subscriptionId?: string | null },
     asOf: Date,
-  ): Promise<PreviewInvoice[]> {
+  ): Promise<PreviewInvoice[] | null> {
     const { environmentId } = this.ctx;
     let customerId = target.customerId ?? null;
     if (target.subscriptionId) {
@@ -73,7 +74,7 @@ export class BillingRunService {
         id: target.subscriptionId,
         environmentId,
       });
-      if (!subscription) throw DomainError.notFound('Subscription', target.subscriptionId);
+      if (!subscription) return null;
       if (customerId && customerId !== subscription.customerId) {
         throw DomainError.onField('INVALID_INPUT', ['customerId'], 'is not the customer of the subscription');
       }
@@ -83,7 +84,7 @@ export class BillingRunService {
       throw DomainError.onField('INVALID_INPUT', ['customerId'], 'name a customer or a subscription');
     }
     const customer = await this.ctx.em.findOne(CustomerSchema, { id: customerId, environmentId });
-    if (!customer) throw DomainError.notFound('Customer', customerId);
+    if (!customer) return null;
     let previewed: PreviewInvoice[] = [];
     try {
       await this.ctx.em.transactional(

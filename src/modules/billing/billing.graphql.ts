@@ -99,8 +99,9 @@ const BillingRunCreatePayload = payloadType('BillingRunCreatePayload', 'billingR
 builder.queryFields((t) => ({
   invoicePreview: t.field({
     type: [InvoicePreviewRef],
+    nullable: true,
     description:
-      "The invoices the next billing run as of `asOf` (default now) would create for the customer, or for the subscription only: every due period and every waiting proration line, priced, taxed and totalled by the run's own code, with nothing written. One per currency; none when nothing is due.",
+      "The invoices the next billing run as of `asOf` (default now) would create for the customer, or for the subscription only: every due period and every waiting proration line, priced, taxed and totalled by the run's own code, with nothing written. One per currency; none when nothing is due; null when the customer or subscription does not exist.",
     args: {
       customerId: t.arg({ type: 'UUID' }),
       subscriptionId: t.arg({ type: 'UUID' }),
