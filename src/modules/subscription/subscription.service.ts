@@ -448,8 +448,6 @@ export class SubscriptionService {
       productId: product.id,
       priceId: price.id,
       quantity: input.quantity ?? '1',
-      nextQuantity: null,
-      nextQuantityFrom: null,
       ...term,
       purchase: price.purchase,
       method: price.method,
