@@ -3,7 +3,7 @@ import { Migration } from '@mikro-orm/migrations';
 /**
  * Proration and scheduled changes. A subscription item's changes (quantity, price) become rows of
  * `subscription_change`, several of which may wait at once and apply in date order (the single
- * next_quantity pair could hold only one). `proration_line` holds the prorated charges and credits a
+ * next_quantity pair could hold only one). A billing anchor may lie after the term start. `proration_line` holds the prorated charges and credits a
  * mid-period change makes until an invoice takes them (the next billing run's, or one of its own).
  */
 export class Migration20261125110000Proration extends Migration {
@@ -64,11 +64,18 @@ export class Migration20261125110000Proration extends Migration {
       create index proration_line_item_index on proration_line (environment_id, subscription_item_id, id);
       select enable_tenant_isolation('proration_line');
 
+      -- A billing anchor after the start: periods are counted from start_date, which is then after term_start.
+      alter table subscription drop constraint subscription_term_check;
+      alter table subscription add constraint subscription_term_check check (term_end > term_start);
+
     `);
   }
 
   override down(): void {
     this.addSql(`
+      alter table subscription drop constraint subscription_term_check;
+      alter table subscription add constraint subscription_term_check
+        check (term_start >= start_date and term_end > term_start);
       drop table proration_line;
       alter table subscription_item add column next_quantity numeric(21, 6) check (next_quantity >= 0),
         add column next_quantity_from date;

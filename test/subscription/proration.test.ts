@@ -263,6 +263,71 @@ describe('proration', () => {
   });
 });
 
+describe('billing anchor', () => {
+  it('bills the days from the start to the anchor as a prorated first period, then whole periods from the anchor', async () => {
+    const g = await given();
+    const subscription = await subscribeSeats(g, 3, { start: '2026-03-12' });
+    expect(subscription.items[0]).toMatchObject({ billAt: midnight('2026-03-12') });
+    // (the helper subscribes without an anchor; this one asks for 1 April)
+    const anchored = await f.subscribe(g.env, {
+      customerId: g.customerId,
+      term: { start: '2026-03-12' },
+      billingAnchor: '2026-04-01',
+      items: [{ productId: g.product.id, priceId: g.basic.id, quantity: 3 }],
+    });
+    expect(anchored.items[0]).toMatchObject({
+      startsOn: '2026-04-01',
+      period: { start: '2026-04-01', end: '2026-05-01' },
+    });
+    await f.runBilling(g.env, midnight('2026-03-12'));
+    await f.runBilling(g.env, midnight('2026-04-01'));
+    const lines = (await f.invoicesOf(g.env, g.customerId)).map((invoice: { items: Line[] }) =>
+      invoice.items.map(show),
+    );
+    // 3000 × 20/31 = 1935.48 → 1935 for Mar 12 to Apr 1, then April whole
+    expect(lines).toEqual([
+      [
+        'Basic | 2026-03-12..2026-04-12 | 3000',
+        'Remaining time on 3 × Seat from 12 Mar | 2026-03-12..2026-04-01 | 1935',
+      ],
+      ['Basic | 2026-04-01..2026-05-01 | 3000'],
+    ]);
+  });
+
+  it('refuses an anchor on a termed subscription or beyond the first period', async () => {
+    const g = await given();
+    const base = {
+      customerId: g.customerId,
+      items: [{ productId: g.product.id, priceId: g.basic.id }],
+    };
+    const termed = await f.trySubscribe(g.env, {
+      ...base,
+      term: { start: '2026-03-12', end: '2026-06-12' },
+      billingAnchor: '2026-04-01',
+    });
+    expect(termed.userErrors).toEqual([
+      {
+        field: ['input', 'billingAnchor'],
+        message: expect.stringContaining('open-ended'),
+        code: 'INVALID_INPUT',
+      },
+    ]);
+    const far = await f.trySubscribe(g.env, {
+      ...base,
+      term: { start: '2026-03-12' },
+      billingAnchor: '2026-04-13',
+    });
+    expect(far.userErrors).toEqual([
+      {
+        field: ['input', 'billingAnchor'],
+        message: expect.stringContaining('within the first period of every item'),
+        code: 'INVALID_INPUT',
+      },
+    ]);
+    expect(await count('subscription', g.env)).toBe(0);
+  });
+});
+
 describe('scheduled changes', () => {
   const SCHEDULE = `query ($id: UUID!) { subscription(id: $id) { items {
     quantity nextQuantity nextQuantityFrom scheduledChanges { id effectiveOn appliesFrom quantity priceId proration } } } }`;

@@ -215,6 +215,27 @@ export class ItemChanges {
     this.draft(item, 'remaining', { quantity: item.quantity, priceId: item.priceId }, span, null);
   }
 
+  /**
+   * The prorated first period of an item whose subscription is anchored after its start: the days from
+   * `start` to the anchor, as a share of the term ending at the anchor, billed from `start` in advance
+   * and from the anchor in arrears.
+   */
+  firstPeriod(item: SubscriptionItem, resolved: { price: Price; product: Product }, start: string): void {
+    if (item.method === 'event_based' || item.purchase === 'one_time' || start >= item.startsOn) return;
+    this.prices.set(resolved.price.id, resolved.price);
+    this.products.set(resolved.product.id, resolved.product);
+    const { subscription } = this;
+    const from = boundary(subscription.startDate, itemTerm(item), -1);
+    if (!from) return;
+    const span = {
+      period: { start: from, end: subscription.startDate },
+      from: start,
+      to: subscription.startDate,
+      billFrom: startOfSpan(subscription, item.method === 'advance' ? start : subscription.startDate),
+    };
+    this.draft(item, 'remaining', { quantity: item.quantity, priceId: item.priceId }, span, null);
+  }
+
   private draft(
     item: SubscriptionItem,
     kind: 'unused' | 'remaining',

@@ -220,6 +220,11 @@ export const SubscriptionRef = builder.objectRef<Subscription>('CustomerSubscrip
     }),
     currency: t.exposeString('currency'),
     term: t.field({ type: TermRef, resolve: (subscription) => subscription }),
+    billingAnchor: t.expose('startDate', {
+      type: 'Date',
+      description:
+        'The day every period boundary is counted from: the start, or the billing anchor asked for.',
+    }),
     autoRenewal: t.exposeBoolean('autoRenewal', {
       description: 'Renews a termed subscription at its term end, for another term as long as the first.',
     }),
@@ -283,6 +288,11 @@ const SubscriptionCreateInputRef = builder
       currency: t.string({ description: "Defaults to the customer's currency." }),
       handle: t.string(),
       term: t.field({ type: SubscriptionTermInputRef, required: true }),
+      billingAnchor: t.field({
+        type: 'Date',
+        description:
+          'Open-ended subscriptions only: periods run from this day (within the first period of every item); the days from the start to it are billed as a prorated first period. Defaults to the start.',
+      }),
       autoRenewal: t.boolean({ description: 'Defaults to false; needs a term end.' }),
       items: t.field({ type: [SubscriptionItemInputRef], required: true }),
     }),

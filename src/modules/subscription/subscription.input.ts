@@ -36,6 +36,8 @@ export const SubscriptionCreateInput = z
     currency: CurrencyCode.nullish(),
     handle: boundedText(1, 250).nullish(),
     term: Term,
+    /** Periods are counted from this day; the days from the start to it are a prorated first period. */
+    billingAnchor: CalendarDate.nullish(),
     autoRenewal: z.boolean().nullish(),
     items: Items.min(1, { error: 'must list at least one item' }),
   })

@@ -22,6 +22,7 @@ import {
   pendingPeriod,
   periodIndexAt,
   refreshBillAt,
+  startOf,
 } from './subscription.cycle.ts';
 import {
   type ProrationBehavior,
@@ -125,6 +126,29 @@ export class SubscriptionService {
     const items = await this.resolveItems(this.ctx.em, input.items, currency, 'items');
     const { start, end } = input.term;
     const renewal = end ? termLength(start, end) : null;
+    const anchor = input.billingAnchor ?? start;
+    if (anchor !== start) {
+      if (end) {
+        throw DomainError.onField(
+          'INVALID_INPUT',
+          ['billingAnchor'],
+          'is for open-ended subscriptions: a termed one is billed from its term start',
+        );
+      }
+      const beyond = items.find(({ price }) => {
+        const next = boundary(start, { unit: price.termUnit, count: price.termCount }, 1);
+        return !next || anchor > next;
+      });
+      if (anchor < start || beyond) {
+        throw DomainError.onField(
+          'INVALID_INPUT',
+          ['billingAnchor'],
+          anchor < start
+            ? 'must not be before the term start'
+            : `must lie within the first period of every item; price "${beyond?.price.name}" bills every ${beyond?.price.termCount} ${beyond?.price.termUnit}`,
+        );
+      }
+    }
     return this.transaction(async (tx) => {
       const subscription = tx.create(SubscriptionSchema, {
         environmentId,
@@ -132,7 +156,7 @@ export class SubscriptionService {
         handle: input.handle ?? null,
         currency,
         timezone: customer.timezone,
-        startDate: start,
+        startDate: anchor,
         termStart: start,
         termEnd: end ?? null,
         renewalUnit: renewal ? (renewal.unit as 'day' | 'month') : null,
@@ -150,6 +174,14 @@ export class SubscriptionService {
           ),
       });
       const added = items.map((item) => this.addItem(tx, subscription, item, 0));
+      if (anchor !== start) {
+        // The days from the start to the billing anchor: a prorated first period.
+        const changes = await ItemChanges.load(tx, this.ctx.environmentId, subscription, added, 'create');
+        added.forEach((item, index) => {
+          changes.firstPeriod(item, items[index] as ResolvedItem, start);
+        });
+        await changes.write(startOf(subscription, start));
+      }
       recordSubscriptionEvent(tx, 'subscription.created', subscription, added);
       return subscription;
     });
