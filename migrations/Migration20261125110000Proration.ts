@@ -27,13 +27,20 @@ export class Migration20261125110000Proration extends Migration {
       );
       create index subscription_change_item_index on subscription_change (environment_id, subscription_item_id, id);
       create index subscription_change_subscription_index on subscription_change (environment_id, subscription_id, id);
-      select enable_tenant_isolation('subscription_change');
 
+      -- The owner reads every environment's items while moving their waiting quantity changes.
+      alter table subscription_item no force row level security;
       insert into subscription_change (id, environment_id, subscription_id, subscription_item_id, effective_on,
         applies_from, quantity, price_id, proration, status, created_at)
-      select gen_random_uuid(), environment_id, subscription_id, id, next_quantity_from, next_quantity_from,
+      -- Ids that sort before every UUIDv7: changes apply in id order, and these came first.
+      select ('00000000-0000-4000-8000-' || lpad(to_hex(row_number() over (order by id)), 12, '0'))::uuid,
+        environment_id, subscription_id, id,
+        -- When it was made is not known; the item's last change is the best guess.
+        least(coalesce(updated_at, created_at)::date, next_quantity_from), next_quantity_from,
         next_quantity, null, 'none', 'scheduled', now()
       from subscription_item where next_quantity is not null;
+      alter table subscription_item force row level security;
+      select enable_tenant_isolation('subscription_change');
       alter table subscription_item drop constraint subscription_item_next_quantity_pair_check;
       alter table subscription_item drop column next_quantity, drop column next_quantity_from;
 

@@ -400,7 +400,7 @@ describe('subscriptions', () => {
       ]);
       // The quantity itself is a scheduled change of the item, created by the same operation.
       const changes = await t.sql<{ operation: string; action: string }>(
-        `select a.operation, a.action from audit_event a join subscription_change c on c.id = a.object_id
+        `select a.operation, a.action from audit_event a join subscription_change c on c.id::text = a.object_id
          where c.subscription_item_id = $1`,
         [subscription.items[0].id],
       );
