@@ -21,8 +21,9 @@ import { Migration20261124140000InvoiceEmail } from './Migration20261124140000In
 import { Migration20261124150000LiveEvents } from './Migration20261124150000LiveEvents.ts';
 import { Migration20261124160000LedgerRefunds } from './Migration20261124160000LedgerRefunds.ts';
 import { Migration20261125100000Webhooks } from './Migration20261125100000Webhooks.ts';
-import { Migration20261125140000ProductMetadata } from './Migration20261125140000ProductMetadata.ts';
+import { Migration20261125110000Proration } from './Migration20261125110000Proration.ts';
 import { Migration20261125130000Metering } from './Migration20261125130000Metering.ts';
+import { Migration20261125140000ProductMetadata } from './Migration20261125140000ProductMetadata.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -57,4 +58,5 @@ export const migrations = [
   { name: 'Migration20261125100000Webhooks', class: Migration20261125100000Webhooks },
   { name: 'Migration20261125140000ProductMetadata', class: Migration20261125140000ProductMetadata },
   { name: 'Migration20261125130000Metering', class: Migration20261125130000Metering },
+  { name: 'Migration20261125110000Proration', class: Migration20261125110000Proration },
 ];

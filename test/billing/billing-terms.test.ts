@@ -138,7 +138,7 @@ describe('renewal', () => {
 });
 
 describe('changes', () => {
-  it('bill new quantities and added items from the next period on, and the period under way as it was', async () => {
+  it('without proration, bill new quantities and added items from the next period on, and the period under way as it was', async () => {
     // given advance and arrears items from Jan 1, January billed in advance
     const { env, customerId, subscription } = await given(['advance', 'arrears'], {
       term: { start: '2026-01-01' },
@@ -154,6 +154,7 @@ describe('changes', () => {
         { id: arrearsItem.id, quantity: 3 },
       ],
       addItems: [{ productId: advanceItem.product.id, priceId: advanceItem.price.id }],
+      proration: 'none',
     });
     expect(update.userErrors).toEqual([]);
     await runs(env, ['2026-02-01', '2026-03-01']);
@@ -190,7 +191,7 @@ describe('changes', () => {
 });
 
 describe('cancellation', () => {
-  it('lets the periods under way at `at` run out: arrears bills the period, advance bills no further', async () => {
+  it('without proration, lets the periods under way at `at` run out: arrears bills the period, advance bills no further', async () => {
     // given monthly advance and arrears items from Jan 1, billed through February's start
     const { env, customerId, subscription } = await given(['advance', 'arrears'], {
       term: { start: '2026-01-01' },
@@ -198,7 +199,7 @@ describe('cancellation', () => {
     await runs(env, ['2026-01-01', '2026-02-01']);
 
     // when it is cancelled on Feb 15
-    const cancel = await f.tryCancel(env, subscription.id, '2026-02-15T09:30:00Z');
+    const cancel = await f.tryCancel(env, subscription.id, '2026-02-15T09:30:00Z', { proration: 'none' });
     expect(cancel.userErrors).toEqual([]);
     expect(cancel.subscription).toMatchObject({
       status: 'cancelled',
@@ -233,22 +234,22 @@ describe('cancellation', () => {
     ]);
   });
 
-  it('never takes back a billed period: a cancellation dated before periods billed in advance ends after them', async () => {
+  it('without proration, never takes back a billed period: a cancellation dated before periods billed in advance ends after them', async () => {
     const { env, customerId, subscription } = await given(['advance'], { term: { start: '2026-01-01' } });
     await runs(env, ['2026-03-01']);
-    const cancel = await f.tryCancel(env, subscription.id, '2026-01-15T00:00:00Z');
+    const cancel = await f.tryCancel(env, subscription.id, '2026-01-15T00:00:00Z', { proration: 'none' });
     expect(cancel.subscription.items).toMatchObject([{ endsOn: '2026-04-01', billAt: null }]);
     const [run] = await runs(env, ['2026-04-01']);
     expect(run).toMatchObject({ periodCount: 0, endedCount: 1 });
     expect((await billedPeriods(env, customerId)).flat()).toHaveLength(3);
   });
 
-  it('dated in the future, bills until then, and stops a renewal after it', async () => {
+  it('without proration, dated in the future, bills until then, and stops a renewal after it', async () => {
     const { env, customerId, subscription } = await given(['advance'], {
       term: { start: '2026-01-01', end: '2026-03-01' },
       autoRenewal: true,
     });
-    await f.tryCancel(env, subscription.id, '2026-04-10T00:00:00Z');
+    await f.tryCancel(env, subscription.id, '2026-04-10T00:00:00Z', { proration: 'none' });
     const results = await runs(env, [
       '2026-01-01',
       '2026-02-01',

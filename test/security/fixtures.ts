@@ -25,6 +25,8 @@ export type Target =
   | 'billingRun'
   /** A billable metric (by id). */
   | 'billableMetric'
+  /** A scheduled (prorated) quantity change of a subscription item. */
+  | 'scheduledChange'
   /** A customer with credit on its EUR balance (from an over-payment). */
   | 'creditedCustomer'
   | 'webhookEndpoint'
@@ -238,6 +240,23 @@ export function tenantFixtures(t: TestApp) {
     return (subscription.items as Item[]).at(-1)?.id as string;
   }
 
+  /** Changes the item's quantity mid-January, prorated; returns the scheduled change. */
+  async function changeQuantity(env: MarkedEnvironment, subscriptionId: string, itemId: string) {
+    const subscription = await mutate(
+      env,
+      'subscriptionUpdate',
+      '$id: UUID!, $input: SubscriptionUpdateInput!',
+      'id: $id, input: $input',
+      'subscription',
+      'items { id scheduledChanges { id } }',
+      { id: subscriptionId, input: { at: '2026-01-20T00:00:00Z', items: [{ id: itemId, quantity: 2 }] } },
+    );
+    const item = (subscription.items as { id: string; scheduledChanges: { id: string }[] }[]).find(
+      (candidate) => candidate.id === itemId,
+    );
+    return item?.scheduledChanges.at(-1)?.id as string;
+  }
+
   async function recordUsage(env: MarkedEnvironment, subscriptionItemId: string) {
     await mutate(
       env,
@@ -308,6 +327,8 @@ export function tenantFixtures(t: TestApp) {
       subscription.items.find((item) => item.method === method)?.id as string;
     await recordUsage(env, itemOf('event_based'));
     const billingRun = await runBilling(env);
+    // A prorated change of the billed advance item: a scheduled change and its proration lines.
+    const scheduledChange = await changeQuantity(env, subscription.id, itemOf('advance'));
     // An over-payment of the credited invoice puts 500 on the customer's balance; a refund takes 100.
     await mutate(
       env,
@@ -433,6 +454,7 @@ export function tenantFixtures(t: TestApp) {
       subscriptionItem: itemOf('advance'),
       usageItem: itemOf('event_based'),
       billingRun,
+      scheduledChange,
       creditedCustomer: customer,
       webhookEndpoint,
       webhookDelivery,
@@ -517,6 +539,12 @@ export function tenantFixtures(t: TestApp) {
         return runBilling(env);
       case 'billableMetric':
         return (await createMetric(env)).id;
+      case 'scheduledChange': {
+        const { id, items } = await subscribe(env, shared.customer, [
+          { productId: shared.product, priceId: shared.price },
+        ]);
+        return changeQuantity(env, id, items[0]?.id as string);
+      }
       case 'creditedCustomer': {
         const customer = await createCustomer(env);
         const { id } = await createDraft(env, customer);

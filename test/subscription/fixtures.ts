@@ -8,6 +8,9 @@ export const SUBSCRIPTION_FIELDS = `id handle currency status autoRenewal cancel
   items { id quantity nextQuantity nextQuantityFrom startsOn endsOn billAt period { start end } method purchase
     product { id name } price { id name } }`;
 
+export const PRORATION_LINE_FIELDS =
+  'kind subscriptionItemId description quantity amount periodStart periodEnd invoiceId';
+
 const RUN_FIELDS = `id asOf status triggeredBy startedAt finishedAt invoiceCount periodCount renewalCount endedCount
   invoiceIds errors { customerId message }`;
 
@@ -65,27 +68,41 @@ export function billingFixtures(t: TestApp) {
     return payload.subscription;
   };
 
-  const tryUpdate = async (env: TestEnvironment, id: string, input: Record<string, unknown>) =>
+  const tryUpdate = async (
+    env: TestEnvironment,
+    id: string,
+    input: Record<string, unknown>,
+    options: { preview?: boolean } = {},
+  ) =>
     (
       await gql(
         t,
         env,
-        `mutation ($id: UUID!, $input: SubscriptionUpdateInput!) {
-          subscriptionUpdate(id: $id, input: $input) { subscription { ${SUBSCRIPTION_FIELDS} } userErrors { field message code } }
+        `mutation ($id: UUID!, $input: SubscriptionUpdateInput!, $preview: Boolean) {
+          subscriptionUpdate(id: $id, input: $input, preview: $preview) {
+            subscription { ${SUBSCRIPTION_FIELDS} } prorationLines { ${PRORATION_LINE_FIELDS} } userErrors { field message code }
+          }
         }`,
-        { id, input },
+        { id, input, ...options },
       )
     ).subscriptionUpdate;
 
-  const tryCancel = async (env: TestEnvironment, id: string, at?: string) =>
+  const tryCancel = async (
+    env: TestEnvironment,
+    id: string,
+    at?: string,
+    options: { proration?: 'create' | 'none' | 'invoice_now'; preview?: boolean } = {},
+  ) =>
     (
       await gql(
         t,
         env,
-        `mutation ($id: UUID!, $at: DateTime) {
-          subscriptionCancel(id: $id, at: $at) { subscription { ${SUBSCRIPTION_FIELDS} } userErrors { field message code } }
+        `mutation ($id: UUID!, $at: DateTime, $proration: ProrationBehavior, $preview: Boolean) {
+          subscriptionCancel(id: $id, at: $at, proration: $proration, preview: $preview) {
+            subscription { ${SUBSCRIPTION_FIELDS} } prorationLines { ${PRORATION_LINE_FIELDS} } userErrors { field message code }
+          }
         }`,
-        { id, at },
+        { id, at, ...options },
       )
     ).subscriptionCancel;
 

@@ -6,6 +6,7 @@ import type { Period } from '../../dates/periods.ts';
 import { DomainError } from '../../errors.ts';
 import { Decimal } from '../../money/decimal.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
+import { type Invoice, type InvoiceItem, InvoiceItemSchema } from '../invoice/invoice.entity.ts';
 import { type InvoiceItemInput, MAX_LINES_PER_INVOICE } from '../invoice/invoice.input.ts';
 import { InvoiceBookingService } from '../invoice/invoice-booking.service.ts';
 import { InvoiceDraftService } from '../invoice/invoice-drafts.service.ts';
@@ -24,17 +25,22 @@ import {
   advance,
   hasEnded,
   itemPeriod,
-  quantityFor,
   refreshBillAt,
   renew,
   renewalDue,
+  startOf,
+  stateFor,
+  termBound,
 } from '../subscription/subscription.cycle.ts';
 import {
+  ProrationLineSchema,
   type Subscription,
+  SubscriptionChangeSchema,
   type SubscriptionItem,
   SubscriptionItemSchema,
   SubscriptionSchema,
 } from '../subscription/subscription.entity.ts';
+import { proratedPeriodAmount, prorationInvoiceItem } from '../subscription/subscription.proration.ts';
 import { BilledPeriodSchema, BillingRunSchema } from './billing-run.entity.ts';
 
 /** One period of one item, priced. */
@@ -71,6 +77,19 @@ function lineFigures(
   return { quantity: '1', unitAmount: String(amount), whole: true };
 }
 
+/** What a preview answers for each invoice a run would create: the draft as the run would write it. */
+export type PreviewInvoice = { invoice: Invoice; items: InvoiceItem[] };
+
+export type BillOptions = {
+  /** Only this subscription (and its proration lines). */
+  subscriptionId?: string;
+  /** Leaves the invoices drafts and the run row alone; the caller rolls everything back. */
+  preview?: boolean;
+};
+
+/** An invoice line to be, of a billed period or of a proration line. */
+type Invoiced = { currency: string; item: InvoiceItemInput; key: object };
+
 /** The billing of one customer within a run: its item periods priced, invoiced and recorded. */
 export class CustomerBillingService {
   private readonly ctx: ServiceContext;
@@ -81,29 +100,61 @@ export class CustomerBillingService {
 
   /**
    * Bills one customer in `tx`: renews and ends its subscriptions, invoices the item periods due at
-   * `asOf`, records the billed periods and counts all of it on the run.
+   * `asOf` and the proration lines waiting by then, records the billed periods and counts all of it on
+   * the run. Answers the invoices created.
    */
-  async bill(tx: EntityManager, runId: string, customerId: string, asOf: Date): Promise<void> {
+  async bill(
+    tx: EntityManager,
+    runId: string | null,
+    customerId: string,
+    asOf: Date,
+    options: BillOptions = {},
+  ): Promise<PreviewInvoice[]> {
     const { environmentId } = this.ctx;
     const subscriptions = await tx.find(
       SubscriptionSchema,
-      { environmentId, customerId, status: { $ne: 'ended' } },
+      {
+        environmentId,
+        customerId,
+        status: { $ne: 'ended' },
+        ...(options.subscriptionId ? { id: options.subscriptionId } : {}),
+      },
       { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
     );
+    const subscriptionIds = subscriptions.map((subscription) => subscription.id);
     const items = await tx.find(
       SubscriptionItemSchema,
-      { environmentId, subscriptionId: { $in: subscriptions.map((subscription) => subscription.id) } },
+      { environmentId, subscriptionId: { $in: subscriptionIds } },
       { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
     );
+    const changes = await tx.find(
+      SubscriptionChangeSchema,
+      { environmentId, subscriptionId: { $in: subscriptionIds }, status: 'scheduled' },
+      { orderBy: { id: 'asc' } },
+    );
+    const prorations = await tx.find(
+      ProrationLineSchema,
+      {
+        environmentId,
+        customerId,
+        invoiceId: null,
+        billFrom: { $lte: asOf },
+        ...(options.subscriptionId ? { subscriptionId: options.subscriptionId } : {}),
+      },
+      { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    const priceIds = [
+      ...items.map((item) => item.priceId),
+      ...changes.flatMap((change) => change.priceId ?? []),
+      ...prorations.map((line) => line.priceId),
+    ];
+    const productIds = [...items.map((item) => item.productId), ...prorations.map((line) => line.productId)];
     const metricIds = [
       ...new Set(items.flatMap((item) => (item.billableMetricId ? [item.billableMetricId] : []))),
     ];
     const [prices, products, metrics] = await Promise.all([
-      tx.find(PriceSchema, { environmentId, id: { $in: [...new Set(items.map((item) => item.priceId))] } }),
-      tx.find(ProductSchema, {
-        environmentId,
-        id: { $in: [...new Set(items.map((item) => item.productId))] },
-      }),
+      tx.find(PriceSchema, { environmentId, id: { $in: [...new Set(priceIds)] } }),
+      tx.find(ProductSchema, { environmentId, id: { $in: [...new Set(productIds)] } }),
       metricIds.length > 0 ? tx.find(BillableMetricSchema, { environmentId, id: { $in: metricIds } }) : [],
     ]);
     const metricById = new Map(metrics.map((metric) => [metric.id, metric]));
@@ -139,7 +190,8 @@ export class CustomerBillingService {
         const billedBefore = lines.length;
         while (due(item)) {
           const period = itemPeriod(subscription, item, item.periodIndex) as Period;
-          const price = priceById.get(item.priceId) as Price;
+          const state = stateFor(item, changes, period.start);
+          const price = priceById.get(state.priceId) as Price;
           const quantity =
             item.method === 'event_based'
               ? await usageQuantity(
@@ -150,17 +202,25 @@ export class CustomerBillingService {
                   period,
                   item.billableMetricId ? (metricById.get(item.billableMetricId) ?? null) : null,
                 )
-              : new Decimal(quantityFor(item, period)).toFixed();
+              : new Decimal(state.quantity).toFixed();
+          // A term that ends within the period (without renewal) bills the days up to its end.
+          const bound = termBound(subscription);
+          const cut =
+            bound && bound < period.end && item.method !== 'event_based' && item.purchase !== 'one_time'
+              ? bound
+              : null;
           lines.push({
             subscription,
             item,
             price,
             product: productById.get(item.productId) as Product,
-            period,
+            period: cut ? { start: period.start, end: cut } : period,
             quantity,
-            amount: this.price(subscription, price, quantity),
+            amount: cut
+              ? this.prorated(subscription, price, quantity, period, cut)
+              : this.price(subscription, price, quantity),
           });
-          advance(subscription, item, period);
+          advance(subscription, item);
         }
         // Late usage of periods billed before goes on the item's next bill, as the difference it makes.
         if (lines.length > billedBefore) {
@@ -182,11 +242,37 @@ export class CustomerBillingService {
       }
     }
 
-    const invoiceIds = await this.invoice(tx, customerId, asOf, lines);
+    const invoiced: Invoiced[] = [
+      ...lines
+        // A period of no usage bills nothing; an adjustment bills when it changes the amount.
+        .filter((line) => (line.adjustment ? line.amount !== 0 : !new Decimal(line.quantity).isZero()))
+        .map((line) => ({ currency: line.subscription.currency, item: invoiceItem(line), key: line })),
+      ...prorations.map((line) => ({
+        currency: line.currency,
+        item: prorationInvoiceItem(
+          line,
+          productById.get(line.productId) as Product,
+          priceById.get(line.priceId) as Price,
+        ),
+        key: line,
+      })),
+    ];
+    const { invoiceOf, created } = await this.invoice(
+      tx,
+      customerId,
+      asOf,
+      invoiced,
+      options.preview ?? false,
+    );
+    for (const line of prorations) line.invoiceId = invoiceOf.get(line) ?? null;
+    if (options.preview || !runId) {
+      await tx.flush();
+      return created;
+    }
     for (const line of lines) {
       if (line.adjustment) {
         line.adjustment.billedAt = now;
-        line.adjustment.invoiceId = invoiceIds.get(line) ?? null;
+        line.adjustment.invoiceId = invoiceOf.get(line) ?? null;
         line.adjustment.quantity = line.quantity;
         line.adjustment.amount = line.amount;
         continue;
@@ -199,16 +285,17 @@ export class CustomerBillingService {
         quantity: line.quantity,
         amount: line.amount,
         billingRunId: runId,
-        invoiceId: invoiceIds.get(line) ?? null,
+        invoiceId: invoiceOf.get(line) ?? null,
       });
     }
     const run = await tx.findOneOrFail(BillingRunSchema, { id: runId, environmentId });
-    const created = [...new Set(invoiceIds.values())];
-    run.invoiceCount += created.length;
-    run.invoiceIds = [...run.invoiceIds, ...created];
+    const ids = created.map(({ invoice }) => invoice.id);
+    run.invoiceCount += ids.length;
+    run.invoiceIds = [...run.invoiceIds, ...ids];
     run.periodCount += lines.length;
     run.renewalCount += renewals;
     run.endedCount += ended;
+    return created;
   }
 
   /**
@@ -253,25 +340,40 @@ export class CustomerBillingService {
     }
   }
 
+  /** The days of `period` up to `end` at the price, prorated by day and rounded once. */
+  private prorated(
+    subscription: Subscription,
+    price: Price,
+    quantity: string,
+    period: Period,
+    end: string,
+  ): number {
+    const name = subscription.handle ?? subscription.id;
+    try {
+      return proratedPeriodAmount(subscription, price, quantity, period, period.start, end);
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      throw new DomainError(error.code, `subscription ${name}: ${error.message}`);
+    }
+  }
+
   /**
-   * One invoice per currency for the customer's lines with a quantity (a period without usage is
-   * billed as nothing), another for each further MAX_LINES_PER_INVOICE lines, booked unless the
-   * customer collects by draft invoice. Answers the invoice of each invoiced line.
+   * One invoice per currency for the customer's lines (a period without usage is billed as nothing),
+   * another for each further MAX_LINES_PER_INVOICE lines, booked unless the customer collects by draft
+   * invoice or this is a preview. Answers the invoice of each line and the invoices created.
    */
   private async invoice(
     tx: EntityManager,
     customerId: string,
     asOf: Date,
-    lines: Line[],
-  ): Promise<Map<Line, string>> {
-    const invoiceOf = new Map<Line, string>();
-    const byCurrency = new Map<string, Line[]>();
-    for (const line of lines) {
-      if (line.adjustment ? line.amount === 0 : new Decimal(line.quantity).isZero()) continue;
-      const currency = line.subscription.currency;
-      byCurrency.set(currency, [...(byCurrency.get(currency) ?? []), line]);
-    }
-    if (byCurrency.size === 0) return invoiceOf;
+    lines: Invoiced[],
+    preview: boolean,
+  ): Promise<{ invoiceOf: Map<object, string>; created: PreviewInvoice[] }> {
+    const invoiceOf = new Map<object, string>();
+    const created: PreviewInvoice[] = [];
+    const byCurrency = new Map<string, Invoiced[]>();
+    for (const line of lines) byCurrency.set(line.currency, [...(byCurrency.get(line.currency) ?? []), line]);
+    if (byCurrency.size === 0) return { invoiceOf, created };
     const { environmentId } = this.ctx;
     const customer = await tx.findOneOrFail(CustomerSchema, { id: customerId, environmentId });
     const invoiceCtx = { em: tx, environmentId, loaders: new RequestLoaders(tx, environmentId) };
@@ -284,13 +386,22 @@ export class CustomerBillingService {
           customerId,
           currency,
           date: dateOf(asOf),
-          items: invoiced.map(invoiceItem),
+          items: invoiced.map((line) => line.item),
         });
-        if (customer.collectionMode !== 'draft_invoice') await booking.book(invoice.id);
-        for (const line of invoiced) invoiceOf.set(line, invoice.id);
+        if (!preview && customer.collectionMode !== 'draft_invoice') await booking.book(invoice.id);
+        for (const line of invoiced) invoiceOf.set(line.key, invoice.id);
+        // Only a preview shows the lines; a run of a thousand lines need not read them back.
+        const items = preview
+          ? await tx.find(
+              InvoiceItemSchema,
+              { environmentId, invoiceId: invoice.id },
+              { orderBy: { id: 'asc' } },
+            )
+          : [];
+        created.push({ invoice, items });
       }
     }
-    return invoiceOf;
+    return { invoiceOf, created };
   }
 }
 

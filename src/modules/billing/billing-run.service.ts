@@ -4,16 +4,21 @@ import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.
 import { inEnvironment } from '../../db/tenant-transaction.ts';
 import { DomainError } from '../../errors.ts';
 import { billingRunsTotal } from '../../metrics.ts';
+import { CustomerSchema } from '../customer/customer.entity.ts';
 import { recordEvent } from '../event/event.service.ts';
+import { SubscriptionSchema } from '../subscription/subscription.entity.ts';
 import { assertBillableMoment } from './billing.clock.ts';
 import { LOCK_TAKEN, withBillingRunLock } from './billing.lock.ts';
-import { CustomerBillingService } from './billing-customer.service.ts';
+import { CustomerBillingService, type PreviewInvoice } from './billing-customer.service.ts';
 import {
   type BillingRun,
   BillingRunSchema,
   type BillingRunStatus,
   type BillingRunTrigger,
 } from './billing-run.entity.ts';
+
+/** Thrown to roll a preview's savepoint back. */
+class PreviewRollback extends Error {}
 
 /** Customers looked up per query while a run looks for work. */
 const CUSTOMER_BATCH = 100;
@@ -50,6 +55,58 @@ export class BillingRunService {
 
   list(page: PageArgs): Promise<Connection<BillingRun>> {
     return keysetPage(this.ctx.em, BillingRunSchema, { environmentId: this.ctx.environmentId }, page);
+  }
+
+  /**
+   * The invoices the next billing run as of `asOf` would create for the customer (or only the
+   * subscription), without writing anything: the run's own code bills the customer in a savepoint that
+   * is then rolled back, leaving the drafts unbooked (booking would only number them). Null when the
+   * customer or subscription does not exist (in this environment).
+   */
+  async preview(
+    target: { customerId?: string | null; subscriptionId?: string | null },
+    asOf: Date,
+  ): Promise<PreviewInvoice[] | null> {
+    const { environmentId } = this.ctx;
+    let customerId = target.customerId ?? null;
+    if (target.subscriptionId) {
+      const subscription = await this.ctx.em.findOne(SubscriptionSchema, {
+        id: target.subscriptionId,
+        environmentId,
+      });
+      if (!subscription) return null;
+      if (customerId && customerId !== subscription.customerId) {
+        throw DomainError.onField('INVALID_INPUT', ['customerId'], 'is not the customer of the subscription');
+      }
+      customerId = subscription.customerId;
+    }
+    if (!customerId) {
+      throw DomainError.onField('INVALID_INPUT', ['customerId'], 'name a customer or a subscription');
+    }
+    const customer = await this.ctx.em.findOne(CustomerSchema, { id: customerId, environmentId });
+    if (!customer) return null;
+    let previewed: PreviewInvoice[] = [];
+    try {
+      await this.ctx.em.transactional(
+        async (tx) => {
+          previewed = await new CustomerBillingService(this.ctx).bill(
+            tx as EntityManager,
+            null,
+            customer.id,
+            asOf,
+            {
+              preview: true,
+              subscriptionId: target.subscriptionId ?? undefined,
+            },
+          );
+          throw new PreviewRollback();
+        },
+        { clear: true },
+      );
+    } catch (error) {
+      if (!(error instanceof PreviewRollback)) throw error;
+    }
+    return previewed;
   }
 
   /** Runs a billing run as of `asOf` (assertBillableMoment); CONFLICT while another run is under way. */
@@ -149,17 +206,34 @@ export class BillingRunService {
     });
   }
 
-  /** The next customers, in id order after `after`, with an item due, a term to renew or a subscription to end. */
+  /**
+   * The next customers, in id order after `after`, with an item due, a term to renew, a subscription to
+   * end or a proration line waiting.
+   */
   private async customersWithWork(asOf: Date, after: string): Promise<string[]> {
     const rows = await this.transaction((tx) =>
       tx.execute<{ customer_id: string }[]>(
-        `select distinct s.customer_id from subscription s
-         where s.environment_id = ? and s.status <> 'ended' and s.customer_id > ?
-           and (s.term_end <= (?::timestamptz at time zone s.timezone)::date or s.cancelled_at <= ? or exists (
-             select 1 from subscription_item i
-             where i.environment_id = s.environment_id and i.subscription_id = s.id and i.bill_at <= ?))
-         order by s.customer_id limit ?`,
-        [this.ctx.environmentId, after, asOf, asOf, asOf, CUSTOMER_BATCH],
+        `select customer_id from (
+           select s.customer_id from subscription s
+           where s.environment_id = ? and s.status <> 'ended' and s.customer_id > ?
+             and (s.term_end <= (?::timestamptz at time zone s.timezone)::date or s.cancelled_at <= ? or exists (
+               select 1 from subscription_item i
+               where i.environment_id = s.environment_id and i.subscription_id = s.id and i.bill_at <= ?))
+           union
+           select p.customer_id from proration_line p
+           where p.environment_id = ? and p.customer_id > ? and p.invoice_id is null and p.bill_from <= ?
+         ) work order by customer_id limit ?`,
+        [
+          this.ctx.environmentId,
+          after,
+          asOf,
+          asOf,
+          asOf,
+          this.ctx.environmentId,
+          after,
+          asOf,
+          CUSTOMER_BATCH,
+        ],
       ),
     );
     return rows.map((row) => row.customer_id);

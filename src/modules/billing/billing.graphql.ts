@@ -2,9 +2,10 @@ import { Instant } from '../../dates/calendar.ts';
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
-import type { Invoice } from '../invoice/invoice.entity.ts';
+import type { Invoice, InvoiceItem } from '../invoice/invoice.entity.ts';
 import { InvoiceRef } from '../invoice/invoice.graphql.ts';
 import { invoiceLoaders } from '../invoice/invoice.reads.ts';
+import type { PreviewInvoice } from './billing-customer.service.ts';
 import {
   BILLING_RUN_STATUSES,
   BILLING_RUN_TRIGGERS,
@@ -60,9 +61,55 @@ const BillingRunRef = builder.objectRef<BillingRun>('BillingRun').implement({
   }),
 });
 
+const InvoicePreviewLineRef = builder.objectRef<InvoiceItem>('InvoicePreviewLine').implement({
+  description: 'A line of a previewed invoice, with the figures the run would write.',
+  fields: (t) => ({
+    quantity: t.float({ resolve: (item) => Number(item.quantity) }),
+    unitAmount: t.float({ resolve: (item) => Number(item.unitAmount) }),
+    sku: t.exposeString('sku', { nullable: true }),
+    title: t.exposeString('title'),
+    description: t.exposeString('description', { nullable: true }),
+    periodStart: t.expose('periodStart', { type: 'Date', nullable: true }),
+    periodEnd: t.expose('periodEnd', { type: 'Date', nullable: true }),
+    taxRate: t.float({
+      nullable: true,
+      resolve: (item) => (item.taxRate == null ? null : Number(item.taxRate)),
+    }),
+    amount: t.exposeInt('amount'),
+    taxAmount: t.exposeInt('taxAmount'),
+  }),
+});
+
+const InvoicePreviewRef = builder.objectRef<PreviewInvoice>('InvoicePreview').implement({
+  description: 'An invoice the next billing run would create (before booking, which numbers it).',
+  fields: (t) => ({
+    customerId: t.field({ type: 'UUID', resolve: ({ invoice }) => invoice.customerId }),
+    currency: t.string({ resolve: ({ invoice }) => invoice.currency }),
+    date: t.field({ type: 'Date', resolve: ({ invoice }) => invoice.date }),
+    dueDate: t.field({ type: 'Date', nullable: true, resolve: ({ invoice }) => invoice.dueDate ?? null }),
+    totalExclVat: t.int({ resolve: ({ invoice }) => invoice.totalExclVat }),
+    totalVat: t.int({ resolve: ({ invoice }) => invoice.totalVat }),
+    totalInclVat: t.int({ resolve: ({ invoice }) => invoice.totalInclVat }),
+    items: t.field({ type: [InvoicePreviewLineRef], resolve: ({ items }) => items }),
+  }),
+});
+
 const BillingRunCreatePayload = payloadType('BillingRunCreatePayload', 'billingRun', BillingRunRef);
 
 builder.queryFields((t) => ({
+  invoicePreview: t.field({
+    type: [InvoicePreviewRef],
+    nullable: true,
+    description:
+      "The invoices the next billing run as of `asOf` (default now) would create for the customer, or for the subscription only: every due period and every waiting proration line, priced, taxed and totalled by the run's own code, with nothing written. One per currency; none when nothing is due; null when the customer or subscription does not exist.",
+    args: {
+      customerId: t.arg({ type: 'UUID' }),
+      subscriptionId: t.arg({ type: 'UUID' }),
+      asOf: t.arg({ type: 'DateTime' }).validate(Instant.nullish()),
+    },
+    resolve: (_root, { customerId, subscriptionId, asOf }, ctx) =>
+      new BillingRunService(ctx).preview({ customerId, subscriptionId }, asOf ?? new Date()),
+  }),
   billingRun: t.field({
     type: BillingRunRef,
     nullable: true,

@@ -51,8 +51,8 @@ function toMinorUnits(amount: Decimal): number {
 }
 
 /** Fee: every unit costs `amount`. */
-export function feeAmount(entry: FeeEntry, quantity: Quantity): number {
-  return toMinorUnits(quantityOf(quantity).times(entry.amount));
+function feeExact(entry: FeeEntry, quantity: Quantity): Decimal {
+  return quantityOf(quantity).times(entry.amount);
 }
 
 /** The tier covering `quantity`: the first whose `upTo` is at least the quantity, or the unbounded one. */
@@ -66,15 +66,15 @@ const beyondLastTier = (quantity: Decimal) =>
   new RangeError(`quantity ${quantity.toFixed()} lies beyond the last tier, which must be unbounded`);
 
 /** Volume: the whole quantity at the unit amount of the tier it falls into, plus that tier's flat amount. */
-export function volumeAmount(entry: TieredEntry, quantity: Quantity): number {
+function volumeExact(entry: TieredEntry, quantity: Quantity): Decimal {
   const q = quantityOf(quantity);
-  if (q.isZero()) return 0;
+  if (q.isZero()) return new Decimal(0);
   const tier = tierFor(entry.tiers, q);
-  return toMinorUnits(q.times(tier.unitAmount).plus(tier.flatAmount ?? 0));
+  return q.times(tier.unitAmount).plus(tier.flatAmount ?? 0);
 }
 
 /** Graduated: each slice of the quantity at its own tier's unit amount, plus the flat amount of every tier reached. */
-export function graduatedAmount(entry: TieredEntry, quantity: Quantity): number {
+function graduatedExact(entry: TieredEntry, quantity: Quantity): Decimal {
   const q = quantityOf(quantity);
   let total = new Decimal(0);
   let lower = new Decimal(0);
@@ -85,14 +85,23 @@ export function graduatedAmount(entry: TieredEntry, quantity: Quantity): number 
     lower = upper;
   }
   if (q.gt(lower)) throw beyondLastTier(q);
-  return toMinorUnits(total);
+  return total;
 }
 
 /** Package: `amount` for every started package of `packageSize` units. */
-export function packageAmount(entry: PackageEntry, quantity: Quantity): number {
+function packageExact(entry: PackageEntry, quantity: Quantity): Decimal {
   const packages = quantityOf(quantity).dividedBy(entry.packageSize).ceil();
-  return toMinorUnits(packages.times(entry.amount));
+  return packages.times(entry.amount);
 }
+
+export const feeAmount = (entry: FeeEntry, quantity: Quantity): number =>
+  toMinorUnits(feeExact(entry, quantity));
+export const volumeAmount = (entry: TieredEntry, quantity: Quantity): number =>
+  toMinorUnits(volumeExact(entry, quantity));
+export const graduatedAmount = (entry: TieredEntry, quantity: Quantity): number =>
+  toMinorUnits(graduatedExact(entry, quantity));
+export const packageAmount = (entry: PackageEntry, quantity: Quantity): number =>
+  toMinorUnits(packageExact(entry, quantity));
 
 const AMOUNT_BY_MODEL: { [M in PriceModel]: (entry: PricingEntryByModel[M], quantity: Quantity) => number } =
   {
@@ -106,4 +115,29 @@ const AMOUNT_BY_MODEL: { [M in PriceModel]: (entry: PricingEntryByModel[M], quan
 export function priceAmount(model: PriceModel, entry: PricingEntry, quantity: Quantity): number {
   const amount = AMOUNT_BY_MODEL[model] as (entry: PricingEntry, quantity: Quantity) => number;
   return amount(entry, quantity);
+}
+
+const EXACT_BY_MODEL: { [M in PriceModel]: (entry: PricingEntryByModel[M], quantity: Quantity) => Decimal } =
+  {
+    fee: feeExact,
+    volume: volumeExact,
+    graduated: graduatedExact,
+    package: packageExact,
+  };
+
+/**
+ * The amount for `quantity` under `model` before it is rounded to minor units: what proration takes a
+ * share of, so that a prorated line is rounded once (DESIGN §12).
+ */
+export function priceAmountExact(model: PriceModel, entry: PricingEntry, quantity: Quantity): Decimal {
+  const amount = EXACT_BY_MODEL[model] as (entry: PricingEntry, quantity: Quantity) => Decimal;
+  return amount(entry, quantity);
+}
+
+/**
+ * `share` days of a period `of` days long of the exact amount, rounded once to minor units, half away
+ * from zero; RangeError beyond the safe integers.
+ */
+export function proratedAmount(exact: Decimal, share: number, of: number): number {
+  return toMinorUnits(exact.times(share).dividedBy(of));
 }

@@ -1,6 +1,6 @@
 import { boundary, firstBoundaryOnOrAfter, type Period, periodAt, type Term } from '../../dates/periods.ts';
 import { dateInZone, dayOnOrAfterInZone, startOfDayInZone } from '../../dates/zone.ts';
-import type { Subscription, SubscriptionItem } from './subscription.entity.ts';
+import type { Subscription, SubscriptionChange, SubscriptionItem } from './subscription.entity.ts';
 
 /*
  * The billing cycle of subscription items: which periods exist, which are billed, and when. Shared
@@ -54,11 +54,75 @@ export function pendingPeriod(subscription: Subscription, item: SubscriptionItem
   return item.billAt ? itemPeriod(subscription, item, item.periodIndex) : null;
 }
 
-/** The quantity period `period` bills: a scheduled change applies from its boundary on. */
-export function quantityFor(item: SubscriptionItem, period: Period): string {
-  return item.nextQuantity != null && item.nextQuantityFrom && period.start >= item.nextQuantityFrom
-    ? item.nextQuantity
-    : item.quantity;
+/** What an item bills with: its quantity and price. */
+export type ItemState = { quantity: string; priceId: string };
+
+type ChangeRow = Pick<
+  SubscriptionChange,
+  | 'id'
+  | 'subscriptionItemId'
+  | 'effectiveOn'
+  | 'appliesFrom'
+  | 'quantity'
+  | 'priceId'
+  | 'proration'
+  | 'status'
+>;
+
+/** The item's scheduled (not cancelled) changes in the order they were made, which is date order. */
+export function changesOf<C extends ChangeRow>(
+  item: Pick<SubscriptionItem, 'id'>,
+  changes: readonly C[],
+): C[] {
+  return changes
+    .filter((change) => change.subscriptionItemId === item.id && change.status === 'scheduled')
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+const fold = (state: ItemState, change: ChangeRow): ItemState => ({
+  quantity: change.quantity ?? state.quantity,
+  priceId: change.priceId ?? state.priceId,
+});
+
+/** The quantity and price a whole period starting on `periodStart` bills: every change applying by then, in order. */
+export function stateFor(
+  item: Pick<SubscriptionItem, 'id' | 'quantity' | 'priceId'>,
+  changes: readonly ChangeRow[],
+  periodStart: string,
+): ItemState {
+  return changesOf(item, changes)
+    .filter((change) => change.appliesFrom <= periodStart)
+    .reduce(fold, { quantity: item.quantity, priceId: item.priceId });
+}
+
+/**
+ * What is in force on `day` of `period`: the state the whole period bills, then each prorated change
+ * made within the period up to that day (a change without proration waits for its boundary).
+ */
+export function stateOnDay(
+  item: Pick<SubscriptionItem, 'id' | 'quantity' | 'priceId'>,
+  changes: readonly ChangeRow[],
+  period: Period,
+  day: string,
+): ItemState {
+  return changesOf(item, changes)
+    .filter(
+      (change) =>
+        change.appliesFrom <= period.start || (change.proration !== 'none' && change.effectiveOn <= day),
+    )
+    .reduce(fold, { quantity: item.quantity, priceId: item.priceId });
+}
+
+/** The item's state for its pending period, or after its last change when nothing is left to bill. */
+export function currentState(
+  subscription: Subscription,
+  item: SubscriptionItem,
+  changes: readonly ChangeRow[],
+): ItemState {
+  const period = pendingPeriod(subscription, item);
+  return period
+    ? stateFor(item, changes, period.start)
+    : changesOf(item, changes).reduce(fold, { quantity: item.quantity, priceId: item.priceId });
 }
 
 /**
@@ -74,24 +138,6 @@ export function firstChangeablePeriod(subscription: Subscription, item: Subscrip
   return Math.max(next, item.periodIndex);
 }
 
-/** Sets the quantity of the item from its first changeable period on. */
-export function changeQuantity(
-  subscription: Subscription,
-  item: SubscriptionItem,
-  quantity: string,
-  at: Date,
-): void {
-  const from = firstChangeablePeriod(subscription, item, at);
-  if (from === item.periodIndex) {
-    item.quantity = quantity;
-    item.nextQuantity = null;
-    item.nextQuantityFrom = null;
-  } else {
-    item.nextQuantity = quantity;
-    item.nextQuantityFrom = boundary(subscription.startDate, itemTerm(item), from);
-  }
-}
-
 /** Ends the item before its first changeable period (or keeps an earlier end it already has). */
 export function endItem(subscription: Subscription, item: SubscriptionItem, at: Date): void {
   const from = firstChangeablePeriod(subscription, item, at);
@@ -100,13 +146,8 @@ export function endItem(subscription: Subscription, item: SubscriptionItem, at: 
   refreshBillAt(subscription, item);
 }
 
-/** The item's position after its pending period was billed: the next period, a folded quantity change. */
-export function advance(subscription: Subscription, item: SubscriptionItem, billed: Period): void {
-  if (item.nextQuantity != null && item.nextQuantityFrom && billed.start >= item.nextQuantityFrom) {
-    item.quantity = item.nextQuantity;
-    item.nextQuantity = null;
-    item.nextQuantityFrom = null;
-  }
+/** The item's position after its pending period was billed: the next period. */
+export function advance(subscription: Subscription, item: SubscriptionItem): void {
   item.periodIndex += 1;
   refreshBillAt(subscription, item);
 }

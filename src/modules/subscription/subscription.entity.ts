@@ -56,8 +56,6 @@ export const SubscriptionItemSchema = defineEntity({
     /** The billable metric an event-based item bills; none: it bills its usage records. */
     billableMetricId: p.uuid().nullable(),
     quantity: p.decimal('string').precision(21).scale(6),
-    nextQuantity: p.decimal('string').precision(21).scale(6).nullable(),
-    nextQuantityFrom: p.date().nullable(),
     termUnit: p.enum(TERM_UNITS),
     termCount: p.integer(),
     purchase: p.enum(PURCHASES),
@@ -73,6 +71,69 @@ export const SubscriptionItemSchema = defineEntity({
 });
 
 export type SubscriptionItem = InferEntity<typeof SubscriptionItemSchema>;
+
+export const PRORATION_BEHAVIORS = ['create', 'none', 'invoice_now'] as const;
+export type ProrationBehavior = (typeof PRORATION_BEHAVIORS)[number];
+
+export const SUBSCRIPTION_CHANGE_STATUSES = ['scheduled', 'cancelled'] as const;
+
+/**
+ * A change of an item's quantity or price (a null field keeps what it was). It is made on the local
+ * day `effectiveOn`; whole periods starting on or after `appliesFrom` (a period boundary) bill it, and
+ * the days from `effectiveOn` to `appliesFrom` are prorated unless `proration` is `none`. Changes apply
+ * in order of `appliesFrom`, then of their ids (creation order); several may wait at once.
+ */
+export const SubscriptionChangeSchema = defineEntity({
+  name: 'SubscriptionChange',
+  tableName: 'subscription_change',
+  properties: {
+    ...tenantKeys(),
+    subscriptionId: p.uuid(),
+    subscriptionItemId: p.uuid(),
+    effectiveOn: p.date(),
+    appliesFrom: p.date(),
+    quantity: p.decimal('string').precision(21).scale(6).nullable(),
+    priceId: p.uuid().nullable(),
+    proration: p.enum(PRORATION_BEHAVIORS),
+    status: p.enum(SUBSCRIPTION_CHANGE_STATUSES),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    cancelledAt: p.datetime().nullable(),
+  },
+});
+
+export type SubscriptionChange = InferEntity<typeof SubscriptionChangeSchema>;
+
+export const PRORATION_KINDS = ['unused', 'remaining'] as const;
+
+/**
+ * A prorated charge (`remaining` time at the new figures) or credit (`unused` time at the old ones,
+ * a negative amount) that a mid-period change made, waiting for an invoice from `billFrom` on.
+ */
+export const ProrationLineSchema = defineEntity({
+  name: 'ProrationLine',
+  tableName: 'proration_line',
+  properties: {
+    ...tenantKeys(),
+    customerId: p.uuid(),
+    subscriptionId: p.uuid(),
+    subscriptionItemId: p.uuid(),
+    changeId: p.uuid().nullable(),
+    kind: p.enum(PRORATION_KINDS),
+    currency: p.string().length(3),
+    productId: p.uuid(),
+    priceId: p.uuid(),
+    quantity: p.decimal('string').precision(21).scale(6),
+    amount: p.bigint('number'),
+    description: p.string().columnType('text'),
+    periodStart: p.date(),
+    periodEnd: p.date(),
+    billFrom: p.datetime(),
+    invoiceId: p.uuid().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export type ProrationLine = InferEntity<typeof ProrationLineSchema>;
 
 /** Usage of an `event_based` item, summed per period and billed in arrears. */
 export const UsageRecordSchema = defineEntity({

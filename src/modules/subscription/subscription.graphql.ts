@@ -1,7 +1,8 @@
+import type { RequestContext } from '../../context.ts';
 import { Instant } from '../../dates/calendar.ts';
 import type { Period } from '../../dates/periods.ts';
 import { builder } from '../../graphql/builder.ts';
-import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import { payloadType, type UserError, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
 import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
 import { CustomerRef } from '../customer/customer.graphql.ts';
 import { customerLoaders } from '../customer/customer.reads.ts';
@@ -9,10 +10,12 @@ import { BillingMethodEnum, PriceRef, PurchaseEnum, TermUnitEnum } from '../pric
 import { priceLoaders } from '../price/price.reads.ts';
 import { ProductRef } from '../product/product.graphql.ts';
 import { productLoaders } from '../product/product.reads.ts';
-import { pendingPeriod } from './subscription.cycle.ts';
+import { changesOf, currentState, type ItemState, pendingPeriod } from './subscription.cycle.ts';
 import {
+  PRORATION_BEHAVIORS,
   SUBSCRIPTION_STATUSES,
   type Subscription,
+  type SubscriptionChange,
   type SubscriptionItem,
   type UsageRecord,
 } from './subscription.entity.ts';
@@ -22,6 +25,7 @@ import {
   SubscriptionUpdateInput,
   UsageRecordInput,
 } from './subscription.input.ts';
+import type { ProrationDraft } from './subscription.proration.ts';
 import { subscriptionLoaders } from './subscription.reads.ts';
 import { SubscriptionService } from './subscription.service.ts';
 
@@ -46,6 +50,91 @@ const TermRef = builder.objectRef<Subscription>('SubscriptionTerm').implement({
   }),
 });
 
+/** The item's quantity and price for its pending period. */
+async function itemState(item: SubscriptionItem, ctx: RequestContext): Promise<ItemState> {
+  const reads = ctx.loaders.of(subscriptionLoaders);
+  const [subscription, changes] = await Promise.all([
+    reads.byId.load(item.subscriptionId),
+    reads.changesBySubscriptionId.load(item.subscriptionId),
+  ]);
+  return subscription
+    ? currentState(subscription, item, changes)
+    : { quantity: item.quantity, priceId: item.priceId };
+}
+
+/** The item's changes that no billed period has used yet: those applying from its pending period on. */
+async function waiting(item: SubscriptionItem, ctx: RequestContext): Promise<SubscriptionChange[]> {
+  const reads = ctx.loaders.of(subscriptionLoaders);
+  const [subscription, changes] = await Promise.all([
+    reads.byId.load(item.subscriptionId),
+    reads.changesBySubscriptionId.load(item.subscriptionId),
+  ]);
+  const period = subscription ? pendingPeriod(subscription, item) : null;
+  if (!period) return [];
+  return changesOf(item, changes).filter((change) => change.appliesFrom >= period.start);
+}
+
+/** The waiting changes that apply after the pending period: what nextQuantity shows. */
+async function ahead(item: SubscriptionItem, ctx: RequestContext): Promise<SubscriptionChange[]> {
+  const subscription = await ctx.loaders.of(subscriptionLoaders).byId.load(item.subscriptionId);
+  const period = subscription ? pendingPeriod(subscription, item) : null;
+  return (await waiting(item, ctx)).filter((change) => period && change.appliesFrom > period.start);
+}
+
+export const ProrationBehaviorEnum = builder.enumType('ProrationBehavior', {
+  values: PRORATION_BEHAVIORS,
+  description:
+    'How the days from a change to the end of the period under way are billed: create (proration lines go on the next invoice), none (the period runs out as it was), invoice_now (the proration lines are invoiced at once).',
+});
+
+const ScheduledChangeRef = builder.objectRef<SubscriptionChange>('SubscriptionScheduledChange').implement({
+  description:
+    'A change of an item: whole periods from appliesFrom on bill it; the days from effectiveOn to appliesFrom are prorated unless proration is none.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    effectiveOn: t.expose('effectiveOn', {
+      type: 'Date',
+      description: 'The local day the change was made for.',
+    }),
+    appliesFrom: t.expose('appliesFrom', {
+      type: 'Date',
+      description: 'The first period start that bills it whole.',
+    }),
+    quantity: t.float({
+      nullable: true,
+      description: 'None: the quantity stays.',
+      resolve: (change) => (change.quantity == null ? null : Number(change.quantity)),
+    }),
+    priceId: t.expose('priceId', { type: 'UUID', nullable: true, description: 'None: the price stays.' }),
+    proration: t.expose('proration', { type: ProrationBehaviorEnum }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+export const ProrationLineRef = builder
+  .objectRef<ProrationDraft & { invoiceId?: string | null }>('ProrationLine')
+  .implement({
+    description:
+      'A prorated credit (unused time at the old figures, negative) or charge (remaining time at the new ones) for the days from a change to the end of the period under way.',
+    fields: (t) => ({
+      kind: t.exposeString('kind', { description: 'unused or remaining.' }),
+      subscriptionItemId: t.expose('subscriptionItemId', { type: 'UUID' }),
+      productId: t.expose('productId', { type: 'UUID' }),
+      priceId: t.expose('priceId', { type: 'UUID' }),
+      description: t.exposeString('description'),
+      quantity: t.float({ resolve: (line) => Number(line.quantity) }),
+      amount: t.exposeInt('amount', { description: 'Minor units; negative for a credit.' }),
+      periodStart: t.expose('periodStart', { type: 'Date' }),
+      periodEnd: t.expose('periodEnd', { type: 'Date', description: 'The first day not covered.' }),
+      invoiceId: t.field({
+        type: 'UUID',
+        nullable: true,
+        description: 'The invoice that bills it; none while it waits for the next one.',
+        resolve: (line) => line.invoiceId ?? null,
+      }),
+    }),
+  });
+
 export const SubscriptionItemRef = builder.objectRef<SubscriptionItem>('SubscriptionItem').implement({
   description: 'A product at a price. Periods are anchored at the subscription start, by the price term.',
   fields: (t) => ({
@@ -57,19 +146,37 @@ export const SubscriptionItemRef = builder.objectRef<SubscriptionItem>('Subscrip
     }),
     price: t.field({
       type: PriceRef,
-      resolve: async (item, _args, ctx) =>
-        (await ctx.loaders.of(priceLoaders).byId.load(item.priceId)) as never,
+      description: 'The price of the pending period (after the changes that apply to it).',
+      resolve: async (item, _args, ctx) => {
+        const state = await itemState(item, ctx);
+        return (await ctx.loaders.of(priceLoaders).byId.load(state.priceId)) as never;
+      },
     }),
     quantity: t.float({
-      description: 'Not used by event-based items, which bill the usage of each period.',
-      resolve: (item) => Number(item.quantity),
+      description:
+        'The quantity of the pending period (after the changes that apply to it). Not used by event-based items, which bill the usage of each period.',
+      resolve: async (item, _args, ctx) => Number((await itemState(item, ctx)).quantity),
     }),
     nextQuantity: t.float({
       nullable: true,
-      description: 'A changed quantity that applies from nextQuantityFrom on.',
-      resolve: (item) => (item.nextQuantity == null ? null : Number(item.nextQuantity)),
+      description: 'The first scheduled quantity change still ahead: it applies from nextQuantityFrom on.',
+      resolve: async (item, _args, ctx) => {
+        const next = (await ahead(item, ctx)).find((change) => change.quantity != null);
+        return next?.quantity == null ? null : Number(next.quantity);
+      },
     }),
-    nextQuantityFrom: t.expose('nextQuantityFrom', { type: 'Date', nullable: true }),
+    nextQuantityFrom: t.field({
+      type: 'Date',
+      nullable: true,
+      resolve: async (item, _args, ctx) =>
+        (await ahead(item, ctx)).find((change) => change.quantity != null)?.appliesFrom ?? null,
+    }),
+    scheduledChanges: t.field({
+      type: [ScheduledChangeRef],
+      description:
+        'Changes no billed period has used yet, in the order they apply; each can be cancelled (subscriptionScheduledChangeCancel), the latest first.',
+      resolve: (item, _args, ctx) => waiting(item, ctx),
+    }),
     termUnit: t.expose('termUnit', {
       type: TermUnitEnum,
       description: "The price's, when the item was added.",
@@ -113,6 +220,11 @@ export const SubscriptionRef = builder.objectRef<Subscription>('CustomerSubscrip
     }),
     currency: t.exposeString('currency'),
     term: t.field({ type: TermRef, resolve: (subscription) => subscription }),
+    billingAnchor: t.expose('startDate', {
+      type: 'Date',
+      description:
+        'The day every period boundary is counted from: the start, or the billing anchor asked for.',
+    }),
     autoRenewal: t.exposeBoolean('autoRenewal', {
       description: 'Renews a termed subscription at its term end, for another term as long as the first.',
     }),
@@ -181,6 +293,11 @@ const SubscriptionCreateInputRef = builder
       currency: t.string({ description: "Defaults to the customer's currency." }),
       handle: t.string(),
       term: t.field({ type: SubscriptionTermInputRef, required: true }),
+      billingAnchor: t.field({
+        type: 'Date',
+        description:
+          'Open-ended subscriptions only: periods run from this day (within the first period of every item); the days from the start to it are billed as a prorated first period. Defaults to the start.',
+      }),
       autoRenewal: t.boolean({ description: 'Defaults to false; needs a term end.' }),
       items: t.field({ type: [SubscriptionItemInputRef], required: true }),
     }),
@@ -188,9 +305,11 @@ const SubscriptionCreateInputRef = builder
   .validate(SubscriptionCreateInput);
 
 const SubscriptionItemQuantityInputRef = builder.inputType('SubscriptionItemQuantityInput', {
+  description: 'A new quantity, a new price (same term, purchase and method as the item), or both.',
   fields: (t) => ({
     id: t.field({ type: 'UUID', required: true }),
-    quantity: t.float({ required: true }),
+    quantity: t.float(),
+    priceId: t.field({ type: 'UUID', description: 'An upgrade or downgrade to another price.' }),
   }),
 });
 
@@ -200,7 +319,7 @@ const SubscriptionUpdateInputRef = builder
       'Changes apply from each item’s next period on: the first that starts at or after `at` and is not billed yet.',
     fields: (t) => ({
       autoRenewal: t.boolean(),
-      items: t.field({ type: [SubscriptionItemQuantityInputRef], description: 'New quantities.' }),
+      items: t.field({ type: [SubscriptionItemQuantityInputRef], description: 'New quantities and prices.' }),
       addItems: t.field({
         type: [SubscriptionItemInputRef],
         description: 'Items starting at their first period boundary at or after `at`.',
@@ -210,6 +329,11 @@ const SubscriptionUpdateInputRef = builder
         description: 'Items to end: periods under way at `at` are still billed, later ones are not.',
       }),
       at: t.field({ type: 'DateTime', description: 'When the change is made; defaults to now.' }),
+      proration: t.field({
+        type: ProrationBehaviorEnum,
+        description:
+          'Defaults to create: the days from `at` to the end of the period under way are prorated.',
+      }),
     }),
   })
   .validate(SubscriptionUpdateInput);
@@ -224,8 +348,49 @@ const SubscriptionFilterRef = builder
   .validate(SubscriptionFilter);
 
 const SubscriptionCreatePayload = payloadType('SubscriptionCreatePayload', 'subscription', SubscriptionRef);
-const SubscriptionUpdatePayload = payloadType('SubscriptionUpdatePayload', 'subscription', SubscriptionRef);
-const SubscriptionCancelPayload = payloadType('SubscriptionCancelPayload', 'subscription', SubscriptionRef);
+type ChangePayload = {
+  subscription: Subscription | null;
+  prorationLines: (ProrationDraft & { invoiceId?: string | null })[];
+  userErrors: UserError[];
+};
+
+/** `{ subscription, prorationLines, userErrors }`: what a change made, or (previewed) would make. */
+const changePayload = (name: string) =>
+  builder.objectRef<ChangePayload>(name).implement({
+    fields: (t) => ({
+      subscription: t.field({
+        type: SubscriptionRef,
+        nullable: true,
+        description: 'As it is now: after the change, or unchanged for a preview.',
+        resolve: (payload) => payload.subscription,
+      }),
+      prorationLines: t.field({
+        type: [ProrationLineRef],
+        description: 'The proration lines the change made (or, previewed, would make).',
+        resolve: (payload) => payload.prorationLines,
+      }),
+      userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors }),
+    }),
+  });
+
+const SubscriptionUpdatePayload = changePayload('SubscriptionUpdatePayload');
+const SubscriptionCancelPayload = changePayload('SubscriptionCancelPayload');
+const ScheduledChangeCancelPayload = changePayload('SubscriptionScheduledChangeCancelPayload');
+
+/** Runs a change; a preview answers the subscription as it is, with the lines the change would make. */
+async function changeOutcome(
+  ctx: RequestContext,
+  id: string,
+  preview: boolean,
+  run: () => Promise<{ subscription: Subscription; prorationLines: ChangePayload['prorationLines'] }>,
+): Promise<ChangePayload> {
+  const payload = await withUserErrors('result', run);
+  if (!payload.result) return { subscription: null, prorationLines: [], userErrors: payload.userErrors };
+  const subscription = preview
+    ? await ctx.loaders.of(subscriptionLoaders).byId.load(id)
+    : payload.result.subscription;
+  return { subscription, prorationLines: payload.result.prorationLines, userErrors: [] };
+}
 const UsageRecordPayload = payloadType('UsageRecordPayload', 'usageRecord', UsageRecordRef);
 
 builder.queryFields((t) => ({
@@ -257,20 +422,49 @@ builder.mutationFields((t) => ({
     args: {
       id: t.arg({ type: 'UUID', required: true }),
       input: t.arg({ type: SubscriptionUpdateInputRef, required: true }),
+      preview: t.arg.boolean({
+        description: 'Answers the proration lines the change would make, and changes nothing.',
+      }),
     },
-    resolve: (_root, { id, input }, ctx) =>
-      withUserErrors('subscription', () => new SubscriptionService(ctx).update(id, input)),
+    resolve: (_root, { id, input, preview }, ctx) =>
+      changeOutcome(ctx, id, preview ?? false, () =>
+        new SubscriptionService(ctx).update(id, input, { preview: preview ?? false }),
+      ),
   }),
   subscriptionCancel: t.field({
     type: SubscriptionCancelPayload,
     description:
-      'Cancels from `at` (default now): periods under way then are still billed, later ones are not, and it no longer renews.',
+      'Cancels from `at` (default now): no later period is billed and it no longer renews. With proration create (default) or invoice_now, the unused days of the period under way are credited; with none, that period runs out.',
     args: {
       id: t.arg({ type: 'UUID', required: true }),
       at: t.arg({ type: 'DateTime' }).validate(Instant.nullish()),
+      proration: t.arg({ type: ProrationBehaviorEnum }),
+      preview: t.arg.boolean({
+        description: 'Answers the proration lines the cancellation would make, and changes nothing.',
+      }),
     },
-    resolve: (_root, { id, at }, ctx) =>
-      withUserErrors('subscription', () => new SubscriptionService(ctx).cancel(id, at ?? undefined)),
+    resolve: (_root, { id, at, proration, preview }, ctx) =>
+      changeOutcome(ctx, id, preview ?? false, () =>
+        new SubscriptionService(ctx).cancel(id, at ?? undefined, proration ?? 'create', {
+          preview: preview ?? false,
+        }),
+      ),
+  }),
+  subscriptionScheduledChangeCancel: t.field({
+    type: ScheduledChangeCancelPayload,
+    description:
+      'Cancels a scheduled change no billed period has used yet, with its proration lines (refused once they are invoiced, or while a later change of the item waits).',
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: async (_root, { id }, ctx) => {
+      const payload = await withUserErrors('result', () =>
+        new SubscriptionService(ctx).cancelScheduledChange(id),
+      );
+      return {
+        subscription: payload.result?.subscription ?? null,
+        prorationLines: [],
+        userErrors: payload.userErrors,
+      };
+    },
   }),
   usageRecord: t.field({
     type: UsageRecordPayload,

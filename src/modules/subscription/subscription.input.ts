@@ -3,7 +3,7 @@ import { CalendarDate, Instant, LAST_DATE } from '../../dates/calendar.ts';
 import { CurrencyCode } from '../../money/currency.ts';
 import { boundedText } from '../../validation.ts';
 import { exactDecimal } from '../invoice/invoice.input.ts';
-import { SUBSCRIPTION_STATUSES } from './subscription.entity.ts';
+import { PRORATION_BEHAVIORS, SUBSCRIPTION_STATUSES } from './subscription.entity.ts';
 
 /** Most items one request may name. */
 export const MAX_ITEMS_PER_SUBSCRIPTION_REQUEST = 100;
@@ -38,6 +38,8 @@ export const SubscriptionCreateInput = z
     currency: CurrencyCode.nullish(),
     handle: boundedText(1, 250).nullish(),
     term: Term,
+    /** Periods are counted from this day; the days from the start to it are a prorated first period. */
+    billingAnchor: CalendarDate.nullish(),
     autoRenewal: z.boolean().nullish(),
     items: Items.min(1, { error: 'must list at least one item' }),
   })
@@ -56,7 +58,13 @@ const distinct = (ids: string[]) => new Set(ids).size === ids.length;
 export const SubscriptionUpdateInput = z.strictObject({
   autoRenewal: z.boolean().nullish(),
   items: z
-    .array(z.strictObject({ id: z.uuid(), quantity: Quantity }))
+    .array(
+      z
+        .strictObject({ id: z.uuid(), quantity: Quantity.nullish(), priceId: z.uuid().nullish() })
+        .refine((item) => item.quantity != null || item.priceId != null, {
+          error: 'must change the quantity, the price or both',
+        }),
+    )
     .max(MAX_ITEMS_PER_SUBSCRIPTION_REQUEST)
     .refine((items) => distinct(items.map((item) => item.id)), { error: 'must not name an item twice' })
     .nullish(),
@@ -67,6 +75,8 @@ export const SubscriptionUpdateInput = z.strictObject({
     .refine(distinct, { error: 'must not name an item twice' })
     .nullish(),
   at: Instant.nullish(),
+  /** How the days from `at` to the end of the period under way are billed; `create` when left out. */
+  proration: z.enum(PRORATION_BEHAVIORS).nullish(),
 });
 export type SubscriptionUpdateInput = z.infer<typeof SubscriptionUpdateInput>;
 

@@ -42,11 +42,11 @@ export const subscriptionResponse = ({
   currency: subscription.currency,
   term: { start: subscription.termStart, end: subscription.termEnd ?? null },
   autoRenewal: subscription.autoRenewal,
-  items: items.map(({ item, billAt, period, product, price }) => ({
+  items: items.map(({ item, billAt, period, quantity, product, price }) => ({
     id: item.id,
     billAt: billAt.toISOString(),
     period,
-    quantity: Number(item.quantity),
+    quantity: Number(quantity),
     product: { id: product.id, name: product.name },
     price: { id: price.id, name: price.name },
   })),

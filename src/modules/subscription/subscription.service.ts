@@ -14,18 +14,22 @@ import { type Price, PriceSchema } from '../price/price.entity.ts';
 import { priceLoaders } from '../price/price.reads.ts';
 import { type Product, ProductSchema } from '../product/product.entity.ts';
 import { productLoaders } from '../product/product.reads.ts';
+import { ItemChanges } from './subscription.changes.ts';
 import {
-  changeQuantity,
-  endItem,
+  currentState,
   isBillable,
   itemPeriod,
   itemTerm,
   pendingPeriod,
   periodIndexAt,
   refreshBillAt,
+  startOf,
 } from './subscription.cycle.ts';
 import {
+  type ProrationBehavior,
+  ProrationLineSchema,
   type Subscription,
+  SubscriptionChangeSchema,
   type SubscriptionItem,
   SubscriptionItemSchema,
   SubscriptionSchema,
@@ -39,6 +43,7 @@ import type {
   SubscriptionUpdateInput,
   UsageRecordInput,
 } from './subscription.input.ts';
+import type { ProrationDraft } from './subscription.proration.ts';
 import { subscriptionLoaders } from './subscription.reads.ts';
 
 type ResolvedItem = {
@@ -48,10 +53,25 @@ type ResolvedItem = {
   metricId: string | null;
 };
 
+export type ChangeOptions = { preview?: boolean };
+
+/** A change's outcome: the subscription and the proration lines it made (or, previewed, would make). */
+export type ChangeResult = { subscription: Subscription; prorationLines: ProrationDraft[] };
+
+/** Thrown to roll a preview's transaction back. */
+class PreviewRollback extends Error {}
+
 /** A subscription as its REST document shows it: the items with a bill to come, and what they bill. */
 export type SubscriptionDocument = {
   subscription: Subscription;
-  items: { item: SubscriptionItem; billAt: Date; period: Period; product: Product; price: Price }[];
+  items: {
+    item: SubscriptionItem;
+    billAt: Date;
+    period: Period;
+    quantity: string;
+    product: Product;
+    price: Price;
+  }[];
 };
 
 /** Subscriptions of one environment: creating, changing and cancelling them, and recording usage. */
@@ -69,24 +89,29 @@ export class SubscriptionService {
   async read(id: string): Promise<SubscriptionDocument> {
     const subscription = await this.get(id);
     const { loaders } = this.ctx;
-    const billing = (await loaders.of(subscriptionLoaders).itemsBySubscriptionId.load(id)).filter(
-      (item) => item.billAt,
-    );
+    const [all, changes] = await Promise.all([
+      loaders.of(subscriptionLoaders).itemsBySubscriptionId.load(id),
+      loaders.of(subscriptionLoaders).changesBySubscriptionId.load(id),
+    ]);
     const items = await Promise.all(
-      billing.map(async (item) => {
-        const [product, price] = await Promise.all([
-          loaders.of(productLoaders).byId.load(item.productId),
-          loaders.of(priceLoaders).byId.load(item.priceId),
-        ]);
-        if (!product || !price) throw new Error(`item ${item.id} names a product or price that is missing`);
-        return {
-          item,
-          billAt: item.billAt as Date,
-          period: pendingPeriod(subscription, item) as Period,
-          product,
-          price,
-        };
-      }),
+      all
+        .filter((item) => item.billAt)
+        .map(async (item) => {
+          const state = currentState(subscription, item, changes);
+          const [product, price] = await Promise.all([
+            loaders.of(productLoaders).byId.load(item.productId),
+            loaders.of(priceLoaders).byId.load(state.priceId),
+          ]);
+          if (!product || !price) throw new Error(`item ${item.id} names a product or price that is missing`);
+          return {
+            item,
+            billAt: item.billAt as Date,
+            period: pendingPeriod(subscription, item) as Period,
+            quantity: state.quantity,
+            product,
+            price,
+          };
+        }),
     );
     return { subscription, items };
   }
@@ -107,6 +132,29 @@ export class SubscriptionService {
     const items = await this.resolveItems(this.ctx.em, input.items, currency, 'items');
     const { start, end } = input.term;
     const renewal = end ? termLength(start, end) : null;
+    const anchor = input.billingAnchor ?? start;
+    if (anchor !== start) {
+      if (end) {
+        throw DomainError.onField(
+          'INVALID_INPUT',
+          ['billingAnchor'],
+          'is for open-ended subscriptions: a termed one is billed from its term start',
+        );
+      }
+      const beyond = items.find(({ price }) => {
+        const next = boundary(start, { unit: price.termUnit, count: price.termCount }, 1);
+        return !next || anchor > next;
+      });
+      if (anchor < start || beyond) {
+        throw DomainError.onField(
+          'INVALID_INPUT',
+          ['billingAnchor'],
+          anchor < start
+            ? 'must not be before the term start'
+            : `must lie within the first period of every item; price "${beyond?.price.name}" bills every ${beyond?.price.termCount} ${beyond?.price.termUnit}`,
+        );
+      }
+    }
     return this.transaction(async (tx) => {
       const subscription = tx.create(SubscriptionSchema, {
         environmentId,
@@ -114,7 +162,7 @@ export class SubscriptionService {
         handle: input.handle ?? null,
         currency,
         timezone: customer.timezone,
-        startDate: start,
+        startDate: anchor,
         termStart: start,
         termEnd: end ?? null,
         renewalUnit: renewal ? (renewal.unit as 'day' | 'month') : null,
@@ -132,15 +180,33 @@ export class SubscriptionService {
           ),
       });
       const added = items.map((item) => this.addItem(tx, subscription, item, 0));
+      if (anchor !== start) {
+        // The days from the start to the billing anchor: a prorated first period.
+        const changes = await ItemChanges.load(tx, this.ctx.environmentId, subscription, added, 'create');
+        added.forEach((item, index) => {
+          changes.firstPeriod(item, items[index] as ResolvedItem, start);
+        });
+        await changes.write(startOf(subscription, start));
+      }
       recordSubscriptionEvent(tx, 'subscription.created', subscription, added);
       return subscription;
     });
   }
 
-  /** Changes quantities, renewal and items; what concerns periods applies from each item's next period on. */
-  async update(id: string, input: SubscriptionUpdateInput): Promise<Subscription> {
+  /**
+   * Changes quantities, prices, renewal and items at `at` (default now). Whole periods bill a change from
+   * each item's next period on; with proration `create` (the default) or `invoice_now` the days from
+   * `at` to the end of the period under way are prorated (see subscription.proration.ts). A preview
+   * does all of it and rolls it back, answering the lines the change would make.
+   */
+  async update(
+    id: string,
+    input: SubscriptionUpdateInput,
+    options: ChangeOptions = {},
+  ): Promise<ChangeResult> {
     const at = input.at ?? new Date();
-    return this.change(id, async (tx, subscription, items) => {
+    const mode = input.proration ?? 'create';
+    return this.change(id, options, async (tx, subscription, items) => {
       if (subscription.status !== 'active') {
         throw new DomainError(
           'CONFLICT',
@@ -166,7 +232,7 @@ export class SubscriptionService {
       };
       const changes = (input.items ?? []).flatMap((change, index) => {
         const item = itemAt(change.id, ['items', index, 'id']);
-        return item ? [{ item, quantity: change.quantity }] : [];
+        return item ? [{ item, change, index }] : [];
       });
       const removals = (input.removeItemIds ?? []).flatMap(
         (itemId, index) => itemAt(itemId, ['removeItemIds', index]) ?? [],
@@ -179,40 +245,103 @@ export class SubscriptionService {
         );
       }
       const added = await this.resolveItems(tx, input.addItems ?? [], subscription.currency, 'addItems');
+      const proration = await ItemChanges.load(tx, this.ctx.environmentId, subscription, items, mode);
+      await proration.checkNewPrices(changes, subscription.currency);
 
-      for (const { item, quantity } of changes) changeQuantity(subscription, item, quantity, at);
-      for (const item of removals) endItem(subscription, item, at);
+      for (const { item, change } of changes) {
+        proration.changeItem(item, at, {
+          quantity: change.quantity ?? null,
+          priceId: change.priceId ?? null,
+        });
+      }
+      for (const item of removals) proration.endItem(item, at);
       for (const item of items) refreshBillAt(subscription, item);
-      const newItems = added.map((item) => {
-        const term = { unit: item.price.termUnit, count: item.price.termCount };
-        return this.addItem(
+      const newItems = added.map((resolved) => {
+        const term = { unit: resolved.price.termUnit, count: resolved.price.termCount };
+        const item = this.addItem(
           tx,
           subscription,
-          item,
+          resolved,
           firstBoundaryOnOrAfter(subscription.startDate, term, dayOnOrAfterInZone(at, subscription.timezone)),
         );
+        proration.addItem(item, resolved, at);
+        return item;
       });
       this.touch(subscription, [...changes.map((change) => change.item), ...removals]);
+      const lines = await proration.write(at);
       recordSubscriptionEvent(tx, 'subscription.updated', subscription, [...items, ...newItems]);
-      return subscription;
+      return { subscription, prorationLines: lines };
     });
   }
 
   /**
-   * Cancels from `at` on: each item's periods under way at `at` run out (and are billed), no later
-   * period is billed, and the subscription no longer renews.
+   * Cancels from `at` on: no period after the one under way at `at` is billed, and the subscription no
+   * longer renews. With proration `create` (default) or `invoice_now`, the unused days of the period
+   * under way are credited; with `none` that period runs out.
    */
-  async cancel(id: string, at: Date = new Date()): Promise<Subscription> {
-    return this.change(id, async (tx, subscription, items) => {
+  async cancel(
+    id: string,
+    at: Date = new Date(),
+    mode: ProrationBehavior = 'create',
+    options: ChangeOptions = {},
+  ): Promise<ChangeResult> {
+    return this.change(id, options, async (tx, subscription, items) => {
       if (subscription.status !== 'active') {
         throw new DomainError('CONFLICT', `the subscription is already ${subscription.status}`);
       }
+      const proration = await ItemChanges.load(tx, this.ctx.environmentId, subscription, items, mode);
       subscription.status = 'cancelled';
       subscription.cancelledAt = at;
-      for (const item of items) endItem(subscription, item, at);
+      for (const item of items) proration.endItem(item, at);
       this.touch(subscription, items);
+      const lines = await proration.write(at);
       recordSubscriptionEvent(tx, 'subscription.cancelled', subscription, items);
-      return subscription;
+      return { subscription, prorationLines: lines };
+    });
+  }
+
+  /** Cancels a scheduled change that no billed period has used yet, with the proration lines it made. */
+  async cancelScheduledChange(changeId: string): Promise<ChangeResult> {
+    const { environmentId } = this.ctx;
+    const found = await this.ctx.em.findOne(SubscriptionChangeSchema, { id: changeId, environmentId });
+    if (!found) throw DomainError.notFound('Scheduled change', changeId);
+    return this.change(found.subscriptionId, {}, async (tx, subscription, items) => {
+      const change = await tx.findOneOrFail(SubscriptionChangeSchema, { id: changeId, environmentId });
+      const item = items.find((candidate) => candidate.id === change.subscriptionItemId) as SubscriptionItem;
+      if (change.status === 'cancelled') throw new DomainError('CONFLICT', 'the change is already cancelled');
+      const later = await tx.count(SubscriptionChangeSchema, {
+        environmentId,
+        subscriptionItemId: item.id,
+        status: 'scheduled',
+        id: { $gt: change.id },
+      });
+      if (later > 0) {
+        throw new DomainError('CONFLICT', 'a later change of this item is scheduled; cancel that one first');
+      }
+      const pending = itemPeriod(subscription, item, item.periodIndex);
+      if (
+        !pending ||
+        change.appliesFrom < pending.start ||
+        (change.appliesFrom === pending.start && !item.billAt)
+      ) {
+        throw new DomainError(
+          'CONFLICT',
+          'a billed period already used this change; it can no longer be cancelled',
+        );
+      }
+      const lines = await tx.find(ProrationLineSchema, { environmentId, changeId: change.id });
+      if (lines.some((line) => line.invoiceId)) {
+        throw new DomainError(
+          'CONFLICT',
+          'the proration of this change is already invoiced; it can no longer be cancelled',
+        );
+      }
+      for (const line of lines) tx.remove(line);
+      change.status = 'cancelled';
+      change.cancelledAt = new Date();
+      this.touch(subscription, [item]);
+      recordSubscriptionEvent(tx, 'subscription.updated', subscription, items);
+      return { subscription, prorationLines: [] };
     });
   }
 
@@ -373,8 +502,6 @@ export class SubscriptionService {
       priceId: price.id,
       billableMetricId: metricId,
       quantity: input.quantity ?? '1',
-      nextQuantity: null,
-      nextQuantityFrom: null,
       ...term,
       purchase: price.purchase,
       method: price.method,
@@ -393,28 +520,49 @@ export class SubscriptionService {
     for (const item of items) item.updatedAt = now;
   }
 
-  /** Runs `change` on the locked subscription and its items in a transaction, then drops what the loaders knew. */
-  private async change<T>(
+  /**
+   * Runs `change` on the locked subscription and its items in a transaction, then drops what the
+   * loaders knew. A preview rolls the transaction back and answers what `change` answered.
+   */
+  private async change(
     id: string,
-    change: (tx: EntityManager, subscription: Subscription, items: SubscriptionItem[]) => Promise<T>,
-  ): Promise<T> {
+    options: ChangeOptions,
+    change: (
+      tx: EntityManager,
+      subscription: Subscription,
+      items: SubscriptionItem[],
+    ) => Promise<ChangeResult>,
+  ): Promise<ChangeResult> {
     const { environmentId } = this.ctx;
-    const result = await this.transaction(async (tx) => {
-      const subscription = await tx.findOne(
-        SubscriptionSchema,
-        { id, environmentId },
-        { lockMode: LockMode.PESSIMISTIC_WRITE },
-      );
-      if (!subscription) throw DomainError.notFound('Subscription', id);
-      const items = await tx.find(
-        SubscriptionItemSchema,
-        { subscriptionId: id, environmentId },
-        { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
-      );
-      return change(tx, subscription, items);
-    });
-    this.ctx.loaders.forget(subscriptionLoaders);
-    return result;
+    let previewed: ChangeResult | null = null;
+    try {
+      const result = await this.transaction(async (tx) => {
+        const subscription = await tx.findOne(
+          SubscriptionSchema,
+          { id, environmentId },
+          { lockMode: LockMode.PESSIMISTIC_WRITE },
+        );
+        if (!subscription) throw DomainError.notFound('Subscription', id);
+        const items = await tx.find(
+          SubscriptionItemSchema,
+          { subscriptionId: id, environmentId },
+          { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
+        );
+        const answer = await change(tx, subscription, items);
+        if (options.preview) {
+          await tx.flush();
+          previewed = { subscription: { ...answer.subscription }, prorationLines: answer.prorationLines };
+          throw new PreviewRollback();
+        }
+        return answer;
+      });
+      return result;
+    } catch (error) {
+      if (error instanceof PreviewRollback && previewed) return previewed;
+      throw error;
+    } finally {
+      this.ctx.loaders.forget(subscriptionLoaders);
+    }
   }
 
   private transaction<T>(run: (tx: EntityManager) => Promise<T>): Promise<T> {

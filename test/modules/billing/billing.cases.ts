@@ -7,6 +7,10 @@ export const cases: ModuleCases = {
     graphql: {
       'Query.billingRun': [byId('billingRun')],
       'Query.billingRuns': [{ args: page }],
+      'Query.invoicePreview': [
+        { target: 'customer', args: (id) => ({ customerId: id, asOf: BILLING_AS_OF }) },
+        { target: 'subscription', args: (id) => ({ subscriptionId: id, asOf: BILLING_AS_OF }) },
+      ],
       'Mutation.billingRunCreate': [{ args: () => ({ asOf: BILLING_AS_OF }) }],
     },
   },

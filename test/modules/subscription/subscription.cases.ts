@@ -22,6 +22,7 @@ export const cases: ModuleCases = {
         { target: 'customer', args: (id) => ({ filter: { customerId: id }, first: 20 }) },
       ],
       'Mutation.subscriptionCancel': [byId('subscription')],
+      'Mutation.subscriptionScheduledChangeCancel': [byId('scheduledChange')],
       'Mutation.subscriptionCreate': [
         { target: 'customer', args: (id, own) => ({ input: subscriptionInput(id, own.product, own.price) }) },
         { target: 'product', args: (id, own) => ({ input: subscriptionInput(own.customer, id, own.price) }) },

@@ -1,0 +1,300 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { RequestLoaders } from '../../context.ts';
+import { dateOf } from '../../dates/calendar.ts';
+import { boundary } from '../../dates/periods.ts';
+import { dateInZone } from '../../dates/zone.ts';
+import { DomainError, type FieldIssue } from '../../errors.ts';
+import { CustomerSchema } from '../customer/customer.entity.ts';
+import { InvoiceBookingService } from '../invoice/invoice-booking.service.ts';
+import { InvoiceDraftService } from '../invoice/invoice-drafts.service.ts';
+import { type Price, PriceSchema } from '../price/price.entity.ts';
+import { type Product, ProductSchema } from '../product/product.entity.ts';
+import {
+  endItem,
+  firstChangeablePeriod,
+  itemPeriod,
+  itemTerm,
+  stateOnDay,
+  termBound,
+} from './subscription.cycle.ts';
+import {
+  type ProrationBehavior,
+  ProrationLineSchema,
+  type Subscription,
+  type SubscriptionChange,
+  SubscriptionChangeSchema,
+  type SubscriptionItem,
+} from './subscription.entity.ts';
+import {
+  type ProrationDraft,
+  prorationDraft,
+  prorationInvoiceItem,
+  prorationSpan,
+  startOfSpan,
+} from './subscription.proration.ts';
+
+type Drafted = ProrationDraft & { changeId: string | null };
+
+/**
+ * One request's changes to a subscription's items: scheduled changes written in date order, and the
+ * proration lines they make, stored for the next invoice or (invoice_now) invoiced at once.
+ */
+export class ItemChanges {
+  private readonly lines: Drafted[] = [];
+  private readonly tx: EntityManager;
+  private readonly environmentId: string;
+  private readonly subscription: Subscription;
+  private readonly mode: ProrationBehavior;
+  private readonly changes: SubscriptionChange[];
+  private readonly prices: Map<string, Price>;
+  private readonly products: Map<string, Product>;
+
+  private constructor(
+    tx: EntityManager,
+    environmentId: string,
+    subscription: Subscription,
+    mode: ProrationBehavior,
+    changes: SubscriptionChange[],
+    prices: Map<string, Price>,
+    products: Map<string, Product>,
+  ) {
+    this.tx = tx;
+    this.environmentId = environmentId;
+    this.subscription = subscription;
+    this.mode = mode;
+    this.changes = changes;
+    this.prices = prices;
+    this.products = products;
+  }
+
+  static async load(
+    tx: EntityManager,
+    environmentId: string,
+    subscription: Subscription,
+    items: SubscriptionItem[],
+    mode: ProrationBehavior,
+  ): Promise<ItemChanges> {
+    const changes = await tx.find(
+      SubscriptionChangeSchema,
+      { environmentId, subscriptionId: subscription.id, status: 'scheduled' },
+      { orderBy: { id: 'asc' } },
+    );
+    const priceIds = [
+      ...new Set([
+        ...items.map((item) => item.priceId),
+        ...changes.flatMap((change) => change.priceId ?? []),
+      ]),
+    ];
+    const [prices, products] = await Promise.all([
+      tx.find(PriceSchema, { environmentId, id: { $in: priceIds } }),
+      tx.find(ProductSchema, {
+        environmentId,
+        id: { $in: [...new Set(items.map((item) => item.productId))] },
+      }),
+    ]);
+    return new ItemChanges(
+      tx,
+      environmentId,
+      subscription,
+      mode,
+      changes,
+      new Map(prices.map((price) => [price.id, price])),
+      new Map(products.map((product) => [product.id, product])),
+    );
+  }
+
+  /**
+   * Loads the prices quantity changes name and refuses those an item cannot take: unknown, without
+   * pricing in the currency, or with another term, purchase or billing method than the item's.
+   */
+  async checkNewPrices(
+    changes: { item: SubscriptionItem; change: { priceId?: string | null }; index: number }[],
+    currency: string,
+  ): Promise<void> {
+    const ids = changes.flatMap(({ change }) => change.priceId ?? []);
+    if (ids.length === 0) return;
+    const found = await this.tx.find(PriceSchema, { environmentId: this.environmentId, id: { $in: ids } });
+    for (const price of found) this.prices.set(price.id, price);
+    const issues: FieldIssue[] = [];
+    let code: 'INVALID_REFERENCE' | 'INVALID_INPUT' = 'INVALID_INPUT';
+    for (const { item, change, index } of changes) {
+      if (!change.priceId) continue;
+      const path = ['items', index, 'priceId'];
+      const price = found.find((candidate) => candidate.id === change.priceId);
+      if (!price) {
+        code = 'INVALID_REFERENCE';
+        issues.push({ path, message: 'no price of this environment has this id' });
+      } else if (!price.pricing[currency.toLowerCase()]) {
+        code = 'INVALID_REFERENCE';
+        issues.push({ path, message: `price "${price.name}" (${price.id}) has no pricing in ${currency}` });
+      } else if (
+        price.termUnit !== item.termUnit ||
+        price.termCount !== item.termCount ||
+        price.purchase !== item.purchase ||
+        price.method !== item.method
+      ) {
+        issues.push({
+          path,
+          message: `price "${price.name}" bills every ${price.termCount} ${price.termUnit} ${price.purchase} ${price.method}; the item bills every ${item.termCount} ${item.termUnit} ${item.purchase} ${item.method}: remove the item and add one at the new price`,
+        });
+      }
+    }
+    if (issues.length > 0)
+      throw new DomainError(code, 'The request names prices the items cannot take', issues);
+  }
+
+  /**
+   * A change of the item's quantity and/or price made at `at`: scheduled for whole periods from the
+   * item's first changeable period on, and prorated from the day of `at` to the end of the period under way.
+   */
+  changeItem(
+    item: SubscriptionItem,
+    at: Date,
+    to: { quantity: string | null; priceId: string | null },
+  ): void {
+    const { subscription } = this;
+    const day = dateInZone(at, subscription.timezone);
+    const later = this.changes.find(
+      (change) => change.subscriptionItemId === item.id && change.effectiveOn > day,
+    );
+    if (later) {
+      throw DomainError.onField(
+        'CONFLICT',
+        ['at'],
+        `is before a change of this item made for ${later.effectiveOn}; changes of an item are made in date order (cancel that one first)`,
+      );
+    }
+    const span = this.mode === 'none' ? null : prorationSpan(subscription, item, at);
+    const appliesFrom = boundary(
+      subscription.startDate,
+      itemTerm(item),
+      firstChangeablePeriod(subscription, item, at),
+    );
+    if (!appliesFrom) throw new DomainError('CONFLICT', 'the change would apply after the year 9999');
+    const before = span ? stateOnDay(item, this.changes, span.period, span.from) : null;
+    const change = this.tx.create(SubscriptionChangeSchema, {
+      environmentId: this.environmentId,
+      subscriptionId: subscription.id,
+      subscriptionItemId: item.id,
+      effectiveOn: day,
+      appliesFrom,
+      quantity: to.quantity,
+      priceId: to.priceId,
+      proration: this.mode,
+      status: 'scheduled',
+      cancelledAt: null,
+    });
+    this.changes.push(change);
+    if (!span || !before) return;
+    const after = stateOnDay(item, this.changes, span.period, span.from);
+    this.draft(item, 'unused', before, span, change.id);
+    this.draft(item, 'remaining', after, span, change.id);
+  }
+
+  /** Ends the item after the period under way at `at`, crediting that period's unused days when prorating. */
+  endItem(item: SubscriptionItem, at: Date): void {
+    const span = this.mode === 'none' ? null : prorationSpan(this.subscription, item, at);
+    if (span) this.draft(item, 'unused', stateOnDay(item, this.changes, span.period, span.from), span, null);
+    endItem(this.subscription, item, at);
+  }
+
+  /** An item added at `at` starts at the next boundary; when prorating, the days up to it are charged. */
+  addItem(item: SubscriptionItem, resolved: { price: Price; product: Product }, at: Date): void {
+    if (this.mode === 'none' || item.method === 'event_based' || item.purchase === 'one_time') return;
+    this.prices.set(resolved.price.id, resolved.price);
+    this.products.set(resolved.product.id, resolved.product);
+    const { subscription } = this;
+    const day = dateInZone(at, subscription.timezone);
+    if (item.periodIndex < 1 || day >= item.startsOn) return;
+    const period = itemPeriod(subscription, item, item.periodIndex - 1);
+    if (!period || day < period.start) return;
+    const bound = termBound(subscription);
+    const to = bound && bound < item.startsOn ? bound : item.startsOn;
+    if (to <= day) return;
+    const span = { period, from: day, to, billFrom: startOfSpan(subscription, day) };
+    this.draft(item, 'remaining', { quantity: item.quantity, priceId: item.priceId }, span, null);
+  }
+
+  /**
+   * The prorated first period of an item whose subscription is anchored after its start: the days from
+   * `start` to the anchor, as a share of the term ending at the anchor, billed from `start` in advance
+   * and from the anchor in arrears.
+   */
+  firstPeriod(item: SubscriptionItem, resolved: { price: Price; product: Product }, start: string): void {
+    if (item.method === 'event_based' || item.purchase === 'one_time' || start >= item.startsOn) return;
+    this.prices.set(resolved.price.id, resolved.price);
+    this.products.set(resolved.product.id, resolved.product);
+    const { subscription } = this;
+    const from = boundary(subscription.startDate, itemTerm(item), -1);
+    if (!from) return;
+    const span = {
+      period: { start: from, end: subscription.startDate },
+      from: start,
+      to: subscription.startDate,
+      billFrom: startOfSpan(subscription, item.method === 'advance' ? start : subscription.startDate),
+    };
+    this.draft(item, 'remaining', { quantity: item.quantity, priceId: item.priceId }, span, null);
+  }
+
+  private draft(
+    item: SubscriptionItem,
+    kind: 'unused' | 'remaining',
+    state: { quantity: string; priceId: string },
+    span: Parameters<typeof prorationDraft>[4],
+    changeId: string | null,
+  ): void {
+    const price = this.prices.get(state.priceId);
+    const product = this.products.get(item.productId);
+    if (!price || !product) throw new Error(`item ${item.id} names a price or product that is missing`);
+    const line = prorationDraft(
+      this.subscription,
+      item,
+      kind,
+      { quantity: state.quantity, price, product },
+      span,
+    );
+    if (line) this.lines.push({ ...line, changeId });
+  }
+
+  /**
+   * Stores the proration lines; with invoice_now, invoices them at once (booked unless the customer
+   * collects by draft invoice), dated the UTC day of `at`. Answers the lines.
+   */
+  async write(at: Date): Promise<ProrationDraft[]> {
+    const { tx, subscription, environmentId } = this;
+    // New items first: the lines refer to them, and the unit of work does not know it.
+    await tx.flush();
+    const rows = this.lines.map(({ changeId, ...line }) =>
+      tx.create(ProrationLineSchema, {
+        ...line,
+        environmentId,
+        customerId: subscription.customerId,
+        subscriptionId: subscription.id,
+        changeId,
+        currency: subscription.currency,
+        invoiceId: null,
+      }),
+    );
+    if (this.mode === 'invoice_now' && rows.length > 0) {
+      await tx.flush();
+      const customer = await tx.findOneOrFail(CustomerSchema, { id: subscription.customerId, environmentId });
+      const ctx = { em: tx, environmentId, loaders: new RequestLoaders(tx, environmentId) };
+      const invoice = await new InvoiceDraftService(ctx).create({
+        customerId: subscription.customerId,
+        currency: subscription.currency,
+        date: dateOf(at),
+        items: rows.map((row) =>
+          prorationInvoiceItem(
+            row,
+            this.products.get(row.productId) as Product,
+            this.prices.get(row.priceId) as Price,
+          ),
+        ),
+      });
+      if (customer.collectionMode !== 'draft_invoice') await new InvoiceBookingService(ctx).book(invoice.id);
+      for (const row of rows) row.invoiceId = invoice.id;
+    }
+    await tx.flush();
+    return rows;
+  }
+}
