@@ -28,7 +28,6 @@ import {
   refreshBillAt,
   renew,
   renewalDue,
-  startOf,
   stateFor,
   termBound,
 } from '../subscription/subscription.cycle.ts';
