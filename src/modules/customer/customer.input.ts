@@ -68,5 +68,20 @@ export const CustomerPatchBody = z.strictObject({
     .meta({ description: 'Beyond the contract (which shows it in responses only): absent stays.' }),
 });
 
+/**
+ * Body of `POST /customers` (beyond the contract): the fields the customer response shows, `name`
+ * required; tax ids, exemption and time zone are set through GraphQL.
+ */
+export const CustomerCreateBody = z.strictObject({
+  name: customerFields.name,
+  companyName: customerFields.companyName,
+  handle: customerFields.handle,
+  email: customerFields.email,
+  currency: customerFields.currency,
+  billingAddress: customerFields.billingAddress,
+  paymentTerm: customerFields.paymentTerm,
+  collectionMode: customerFields.collectionMode.default('send_invoice'),
+});
+
 /** Fields of the customer response that clients may echo back; they are ignored as input. */
 export const CUSTOMER_READ_ONLY_FIELDS = ['id', 'createdAt', 'updatedAt'] as const;

@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { listRoute } from '../../rest/list.ts';
 import type { Route } from '../../rest/router.ts';
 import { parseInput, withoutReadOnly } from '../../validation.ts';
 import { BILLING_ADDRESS_FIELDS, COLLECTION_MODES, type Customer } from './customer.entity.ts';
-import { CUSTOMER_READ_ONLY_FIELDS, CustomerPatchBody } from './customer.input.ts';
+import { CUSTOMER_READ_ONLY_FIELDS, CustomerCreateBody, CustomerPatchBody } from './customer.input.ts';
 import { CustomerService } from './customer.service.ts';
 
 /** Contract 2.5 and 2.6 (no companyName: the contract's customer response does not list it). */
@@ -42,6 +43,26 @@ export const customerResponse = (customer: Customer): z.infer<typeof CustomerRes
 
 export const customerRoutes: Route[] = [
   {
+    method: 'POST',
+    path: '/customers',
+    summary: 'Create a customer (beyond the contract)',
+    body: CustomerCreateBody,
+    response: {
+      status: 201,
+      description: 'Created; Location names the new customer',
+      schema: CustomerResponse,
+    },
+    handler: async ({ ctx, body }) => {
+      const input = parseInput(CustomerCreateBody, withoutReadOnly(body, CUSTOMER_READ_ONLY_FIELDS));
+      const customer = await new CustomerService(ctx).create(input);
+      return {
+        status: 201,
+        body: customerResponse(customer),
+        headers: { location: `/customers/${customer.id}` },
+      };
+    },
+  },
+  {
     method: 'GET',
     path: '/customers/{customerId}',
     summary: 'Read a customer',
@@ -63,4 +84,11 @@ export const customerRoutes: Route[] = [
       return { status: 200, body: customerResponse(customer) };
     },
   },
+  listRoute({
+    path: '/customers',
+    what: 'customers',
+    item: CustomerResponse,
+    list: (ctx, page) => new CustomerService(ctx).list(page),
+    respond: (_ctx, customers) => customers.map(customerResponse),
+  }),
 ];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { listRoute } from '../../rest/list.ts';
 import type { Route } from '../../rest/router.ts';
 import { parseInput, withoutReadOnly } from '../../validation.ts';
 import { BillingAddressResponse, billingAddressResponse } from '../customer/customer.rest.ts';
@@ -162,4 +163,14 @@ export const invoiceRoutes: Route[] = [
       };
     },
   },
+  listRoute({
+    path: '/invoices',
+    what: 'invoices',
+    item: InvoiceResponse,
+    list: (ctx, page) => new InvoiceReads(ctx).list({}, page),
+    respond: (ctx, invoices) => {
+      const reads = new InvoiceReads(ctx);
+      return Promise.all(invoices.map(async (invoice) => invoiceResponse(await reads.document(invoice))));
+    },
+  }),
 ];

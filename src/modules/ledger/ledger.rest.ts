@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RequestContext } from '../../context.ts';
+import { listRoute } from '../../rest/list.ts';
 import type { Route } from '../../rest/router.ts';
 import { parseInput, withoutReadOnly } from '../../validation.ts';
 import { type AccountSet, RECOGNITION_STRATEGIES } from './account-set.entity.ts';
@@ -81,4 +82,11 @@ export const ledgerRoutes: Route[] = [
       return { status: 200, body: await accountSetResponse(ctx, accountSet) };
     },
   },
+  listRoute({
+    path: '/accountsets',
+    what: 'account sets',
+    item: AccountSetResponse,
+    list: (ctx, page) => new AccountSetService(ctx).list(page),
+    respond: (ctx, accountSets) => Promise.all(accountSets.map((set) => accountSetResponse(ctx, set))),
+  }),
 ];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { listRoute } from '../../rest/list.ts';
 import type { Route } from '../../rest/router.ts';
 import { parseInput, withoutReadOnly } from '../../validation.ts';
 import { PRICE_MODELS, type Price, PURCHASES, TERM_UNITS } from './price.entity.ts';
@@ -64,4 +65,11 @@ export const priceRoutes: Route[] = [
       return { status: 200, body: priceResponse(price) };
     },
   },
+  listRoute({
+    path: '/prices',
+    what: 'prices',
+    item: PriceResponse,
+    list: (ctx, page) => new PriceService(ctx).list(page),
+    respond: (_ctx, prices) => prices.map(priceResponse),
+  }),
 ];

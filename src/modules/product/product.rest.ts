@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { listRoute } from '../../rest/list.ts';
 import type { Route } from '../../rest/router.ts';
 import { parseInput, withoutReadOnly } from '../../validation.ts';
 import type { Product } from './product.entity.ts';
@@ -41,4 +42,11 @@ export const productRoutes: Route[] = [
       return { status: 200, body: productResponse(product) };
     },
   },
+  listRoute({
+    path: '/products',
+    what: 'products',
+    item: ProductResponse,
+    list: (ctx, page) => new ProductService(ctx).list(page),
+    respond: (_ctx, products) => products.map(productResponse),
+  }),
 ];

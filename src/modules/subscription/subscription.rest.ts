@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { listRoute } from '../../rest/list.ts';
 import type { Route } from '../../rest/router.ts';
 import { type SubscriptionDocument, SubscriptionService } from './subscription.service.ts';
 
@@ -64,4 +65,14 @@ export const subscriptionRoutes: Route[] = [
       body: subscriptionResponse(await new SubscriptionService(ctx).read(params.subscriptionId as string)),
     }),
   },
+  listRoute({
+    path: '/subscriptions',
+    what: 'subscriptions',
+    item: SubscriptionResponse,
+    list: (ctx, page) => new SubscriptionService(ctx).list({}, page),
+    respond: (ctx, subscriptions) => {
+      const service = new SubscriptionService(ctx);
+      return Promise.all(subscriptions.map(async ({ id }) => subscriptionResponse(await service.read(id))));
+    },
+  }),
 ];

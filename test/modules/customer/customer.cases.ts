@@ -4,6 +4,8 @@ import { byId, type ModuleCases, page } from '../../support/cases.ts';
 export const cases: ModuleCases = {
   isolation: {
     rest: {
+      'GET /customers': [{ request: () => ({ path: '/customers?limit=100' }) }],
+      'POST /customers': [{ request: () => ({ path: '/customers', body: { name: 'Matrix customer' } }) }],
       'GET /customers/{customerId}': [
         { target: 'customer', request: (id) => ({ path: `/customers/${id}` }) },
       ],
@@ -19,6 +21,13 @@ export const cases: ModuleCases = {
   },
   fuzz: {
     bodies: {
+      'POST /customers': () => ({
+        name: 'Fuzz Created',
+        email: 'fuzz@example.com',
+        currency: 'EUR',
+        paymentTerm: 'net14',
+        billingAddress: { city: 'Berlin', country: 'DE' },
+      }),
       'PATCH /customers/{customerId}': () => ({
         name: 'Fuzz Customer',
         companyName: 'Fuzz Ltd',

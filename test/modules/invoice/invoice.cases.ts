@@ -7,6 +7,7 @@ const item = { quantity: 1, unitAmount: 100, title: 'Matrix line' };
 export const cases: ModuleCases = {
   isolation: {
     rest: {
+      'GET /invoices': [{ request: () => ({ path: '/invoices?limit=100' }) }],
       'POST /invoices': [
         {
           target: 'customer',

@@ -4,6 +4,7 @@ import { byId, type ModuleCases, page } from '../../support/cases.ts';
 export const cases: ModuleCases = {
   isolation: {
     rest: {
+      'GET /accountsets': [{ request: () => ({ path: '/accountsets?limit=100' }) }],
       'GET /journal-entries': [
         { request: () => ({ path: '/journal-entries?from=2026-01-01&to=2099-12-31' }) },
       ],

@@ -14,6 +14,7 @@ const priceUpdate = {
 export const cases: ModuleCases = {
   isolation: {
     rest: {
+      'GET /prices': [{ request: () => ({ path: '/prices?limit=100' }) }],
       'POST /prices': [{ request: (_, __, env) => ({ path: '/prices', body: priceBody(env) }) }],
       'GET /prices/{priceId}': [{ target: 'price', request: (id) => ({ path: `/prices/${id}` }) }],
       'PUT /prices/{priceId}': [

@@ -4,6 +4,7 @@ import { byId, type ModuleCases, page } from '../../support/cases.ts';
 export const cases: ModuleCases = {
   isolation: {
     rest: {
+      'GET /products': [{ request: () => ({ path: '/products?limit=100' }) }],
       'PATCH /products/{productId}': [
         { target: 'product', request: (id) => ({ path: `/products/${id}`, body: { name: 'Renamed' } }) },
         {

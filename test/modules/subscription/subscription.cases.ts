@@ -11,6 +11,7 @@ const subscriptionInput = (customerId: string, productId: string, priceId: strin
 export const cases: ModuleCases = {
   isolation: {
     rest: {
+      'GET /subscriptions': [{ request: () => ({ path: '/subscriptions?limit=100' }) }],
       'GET /subscriptions/{subscriptionId}': [
         { target: 'subscription', request: (id) => ({ path: `/subscriptions/${id}` }) },
       ],
