@@ -20,6 +20,7 @@ import { Migration20261124120100LedgerRecognition } from './Migration20261124120
 import { Migration20261124140000InvoiceEmail } from './Migration20261124140000InvoiceEmail.ts';
 import { Migration20261124150000LiveEvents } from './Migration20261124150000LiveEvents.ts';
 import { Migration20261124160000LedgerRefunds } from './Migration20261124160000LedgerRefunds.ts';
+import { Migration20261125120000SellerProfile } from './Migration20261125120000SellerProfile.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -51,4 +52,5 @@ export const migrations = [
   { name: 'Migration20261124120000Ledger', class: Migration20261124120000Ledger },
   { name: 'Migration20261124120100LedgerRecognition', class: Migration20261124120100LedgerRecognition },
   { name: 'Migration20261124160000LedgerRefunds', class: Migration20261124160000LedgerRefunds },
+  { name: 'Migration20261125120000SellerProfile', class: Migration20261125120000SellerProfile },
 ];

@@ -5,8 +5,9 @@ import { changeInvoiceWithBalance } from '../balance/balance.change.ts';
 import { CreditBalanceService } from '../balance/balance.service.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
 import { postInvoiceBooking } from '../ledger/ledger-journal.service.ts';
+import { currentSeller } from '../seller/seller.service.ts';
 import { CreditNoteBookingService } from './credit-note-booking.service.ts';
-import { assertDraft, customerSummary } from './invoice.change.ts';
+import { assertDraft, customerSnapshot } from './invoice.change.ts';
 import { type Invoice, InvoiceItemSchema } from './invoice.entity.ts';
 import { recordInvoiceEvent } from './invoice.events.ts';
 import { takeNextHandle } from './invoice-numbering.service.ts';
@@ -38,7 +39,8 @@ export class InvoiceBookingService {
         const customer = await tx.findOneOrFail(CustomerSchema, { id: invoice.customerId, environmentId });
         invoice.handle = await takeNextHandle(tx, environmentId, invoice.type);
         invoice.status = 'booked';
-        invoice.customerSnapshot = customerSummary(customer);
+        invoice.customerSnapshot = customerSnapshot(customer);
+        invoice.sellerSnapshot = await currentSeller(tx, environmentId);
         invoice.bookedAt = new Date();
         invoice.updatedAt = invoice.bookedAt;
         if (invoice.creditedInvoiceId) {
