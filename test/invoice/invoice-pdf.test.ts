@@ -298,7 +298,7 @@ describe('GET /invoices/{invoiceId} as a PDF', () => {
       expect.arrayContaining([
         'Nordlicht Software GmbH Credit note',
         `Credit note number ${creditNoteHandle}`,
-        `Credits invoice ${invoiceHandle}`,
+        `Credits invoice ${invoiceHandle} of 2026-03-01`,
         'Returned goods 2 25.00 25% 50.00',
         'Total incl. VAT €62.50',
         'Settled €62.50',
@@ -324,7 +324,8 @@ describe('GET /invoices/{invoiceId} as a PDF', () => {
     // then Σ 1..60 euros = 1,830.00 and 25 % of it 457.50
     expect(pages.length).toBeGreaterThan(1);
     pages.forEach((page, i) => {
-      expect(page).toContain('Item Qty Unit price Discount VAT Amount (EUR)');
+      // every page with lines repeats the head; the totals may stand on a page of their own
+      if (/^Line \d+ /m.test(page)) expect(page).toContain('Item Qty Unit price Discount VAT Amount (EUR)');
       expect(page).toContain(`Page ${i + 1} of ${pages.length}`);
     });
     const rows = pages.flatMap((page) => page.split('\n').filter((line) => /^Line \d+ /.test(line)));
