@@ -143,7 +143,8 @@ describe('GET /invoices/{invoiceId} as a PDF', () => {
         'Item Qty Unit price Discount VAT Amount (EUR)',
         'Consulting',
         'Architecture review',
-        '2026-03-01 – 2026-03-31',
+        // the period's end is the first day not covered; the document names the last day covered
+        '2026-03-01 – 2026-03-30',
         '10 120.00 25% 1,200.00',
         'Books 3 19.99 10% 7.5% 53.97',
         'API calls 12,345 0.0025 – 30.86',

@@ -38,6 +38,7 @@ export const customerSnapshot = (customer: Customer): InvoiceCustomer => ({
   ...customerSummary(customer),
   companyName: customer.companyName ?? null,
   taxIds: customer.taxIds,
+  email: customer.email ?? null,
 });
 
 /** The invoice totals of `items`, a refused figure reported at `path`. */

@@ -35,6 +35,8 @@ export type InvoiceCustomer = {
   /** Booked since the seller profile: the company and VAT ids the documents print (art. 226). */
   companyName?: string | null;
   taxIds?: TaxId[];
+  /** The buyer's electronic address in e-invoices (BT-49). */
+  email?: string | null;
 };
 
 export const InvoiceSchema = defineEntity({

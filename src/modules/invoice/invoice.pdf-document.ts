@@ -5,6 +5,7 @@ import type { BillingAddress } from '../customer/customer.entity.ts';
 import type { InvoiceSeller } from '../seller/seller.entity.ts';
 import { taxNoteOf } from '../tax/tax-policy.ts';
 import type { Invoice, InvoiceCustomer, InvoiceItem } from './invoice.entity.ts';
+import { servicePeriod, shownPeriod } from './invoice.periods.ts';
 import type { PrintableInvoice } from './invoice.reads.ts';
 import { type TaxBreakdownRow, taxBreakdown } from './invoice.tax.ts';
 import { amountDue } from './invoice-collection.ts';
@@ -142,9 +143,10 @@ function discountText(item: PdfItem, money: MoneyFormat): string {
   return parts.join(' + ');
 }
 
+/** The line's period, its last day covered (the API's end is the first day not covered). */
 function periodText(item: PdfItem): string | null {
-  if (!item.periodStart && !item.periodEnd) return null;
-  return `${item.periodStart ?? '…'} – ${item.periodEnd ?? '…'}`;
+  const period = shownPeriod(item);
+  return period ? `${period.start ?? '…'} – ${period.end ?? '…'}` : null;
 }
 
 function addressLines(address: BillingAddress): string[] {
@@ -247,12 +249,9 @@ export class InvoicePdfDocument {
 
   /** The dates art. 226 asks for besides the issue date: the service period, or the date of supply. */
   private supply(): [string, string] {
-    const starts = this.data.items.map((item) => item.periodStart).filter((date): date is string => !!date);
-    const ends = this.data.items.map((item) => item.periodEnd).filter((date): date is string => !!date);
-    if (starts.length === 0 && ends.length === 0) return ['Supply date', this.data.invoice.date];
-    const first = starts.sort()[0] ?? '…';
-    const last = ends.sort().at(-1) ?? '…';
-    return ['Service period', `${first} – ${last}`];
+    const period = servicePeriod(this.data.items);
+    if (!period) return ['Supply date', this.data.invoice.date];
+    return ['Service period', `${period.start ?? '…'} – ${period.end ?? '…'}`];
   }
 
   private header(): Content[] {
