@@ -196,6 +196,7 @@ describe('EN 16931 e-invoices of a booked invoice', () => {
       const { customerCreate } = await f.gql(env, CUSTOMER, {
         input: {
           name: 'Bruxelles SA',
+          email: 'factures@bruxelles.example',
           currency: 'EUR',
           billingAddress: { street1: 'Rue Neuve 1', postalCode: '1000', city: 'Bruxelles', country: 'BE' },
           taxIds: [{ type: 'eu_vat', value: 'BE0123456789' }],
@@ -217,7 +218,8 @@ describe('EN 16931 e-invoices of a booked invoice', () => {
         [creditNoteCreate.creditNote.id, 'application/xml', 'cn.ubl.xml'],
         [creditNoteCreate.creditNote.id, 'application/cii+xml', 'cn.cii.xml'],
       ] as const) {
-        const { text } = await xml(id, accept);
+        const { response, text } = await xml(id, accept);
+        expect(response.status, `${name}: ${JSON.stringify(response.body)}`).toBe(200);
         const { code, report } = await validate(text, name);
         expect(code, `${name}\n${report}\n${text}`).toBe(0);
         if (name.startsWith('rc')) expect(text).toContain('VATEX-EU-AE');

@@ -271,5 +271,24 @@ export async function renderEInvoice(view: PrintableInvoice, syntax: EInvoiceSyn
     lang: view.seller.language,
     noWarnings: true,
   });
-  return typeof xml === 'string' ? xml : new TextDecoder().decode(xml);
+  const text = typeof xml === 'string' ? xml : new TextDecoder().decode(xml);
+  return syntax === 'cii' ? withPrecedingInvoice(text, view) : text;
+}
+
+const escapeXml = (value: string): string => value.replace(/[<>&"']/g, (char) => `&#${char.charCodeAt(0)};`);
+
+/**
+ * The preceding invoice (BG-3) of a credit note in CII. @e-invoice-eu/core 2.3.4 maps it from
+ * `cac:BillingReference/cbc:ID` rather than from the `cac:InvoiceDocumentReference` its own schema
+ * requires, so its CII leaves it out; it goes where CII D16B puts it, after the monetary summation.
+ */
+function withPrecedingInvoice(xml: string, view: PrintableInvoice): string {
+  const handle = view.creditedInvoiceHandle;
+  if (!handle || xml.includes('<ram:InvoiceReferencedDocument>')) return xml;
+  const date = view.creditedInvoiceDate
+    ? `<ram:FormattedIssueDateTime><qdt:DateTimeString format="102">${view.creditedInvoiceDate.replaceAll('-', '')}</qdt:DateTimeString></ram:FormattedIssueDateTime>`
+    : '';
+  const reference = `<ram:InvoiceReferencedDocument><ram:IssuerAssignedID>${escapeXml(handle)}</ram:IssuerAssignedID>${date}</ram:InvoiceReferencedDocument>`;
+  const anchor = '</ram:SpecifiedTradeSettlementHeaderMonetarySummation>';
+  return xml.replace(anchor, `${anchor}${reference}`);
 }
