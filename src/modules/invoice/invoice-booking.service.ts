@@ -37,10 +37,12 @@ export class InvoiceBookingService {
         // A credit note keeps the amounts of the lines it credits.
         if (invoice.type === 'invoice') await retaxForBooking(this.ctx, tx, invoice);
         const customer = await tx.findOneOrFail(CustomerSchema, { id: invoice.customerId, environmentId });
+        // Read before the number is taken: the counter row stays locked until the transaction ends.
+        const seller = await currentSeller(tx, environmentId);
         invoice.handle = await takeNextHandle(tx, environmentId, invoice.type);
         invoice.status = 'booked';
         invoice.customerSnapshot = customerSnapshot(customer);
-        invoice.sellerSnapshot = await currentSeller(tx, environmentId);
+        invoice.sellerSnapshot = seller;
         invoice.bookedAt = new Date();
         invoice.updatedAt = invoice.bookedAt;
         if (invoice.creditedInvoiceId) {
