@@ -492,6 +492,10 @@ describe('GET /invoices/{invoiceId} as a PDF', () => {
       expect(Object.keys(operation.responses['200'].content)).toEqual([
         'application/json',
         'application/pdf',
+        // the EN 16931 e-invoice of a booked invoice (docs/invoices.md)
+        'application/xml',
+        'application/ubl+xml',
+        'application/cii+xml',
       ]);
       expect(operation.responses['406']).toEqual({ $ref: '#/components/responses/NotAcceptable' });
       expect(document.paths['/customers/{customerId}'].get.responses).not.toHaveProperty('406');

@@ -87,7 +87,7 @@ describe('the invoice PDF names what EU VAT law (art. 226) requires', () => {
           unitAmount: 10000,
           taxCode: 'DE19',
           periodStart: '2026-03-01',
-          periodEnd: '2026-03-31',
+          periodEnd: '2026-04-01',
         },
         {
           title: 'Handbook',
