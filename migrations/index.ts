@@ -22,6 +22,7 @@ import { Migration20261124150000LiveEvents } from './Migration20261124150000Live
 import { Migration20261124160000LedgerRefunds } from './Migration20261124160000LedgerRefunds.ts';
 import { Migration20261125100000Webhooks } from './Migration20261125100000Webhooks.ts';
 import { Migration20261125110000Proration } from './Migration20261125110000Proration.ts';
+import { Migration20261125120000SellerProfile } from './Migration20261125120000SellerProfile.ts';
 import { Migration20261125130000Metering } from './Migration20261125130000Metering.ts';
 import { Migration20261125140000ProductMetadata } from './Migration20261125140000ProductMetadata.ts';
 
@@ -59,4 +60,5 @@ export const migrations = [
   { name: 'Migration20261125140000ProductMetadata', class: Migration20261125140000ProductMetadata },
   { name: 'Migration20261125130000Metering', class: Migration20261125130000Metering },
   { name: 'Migration20261125110000Proration', class: Migration20261125110000Proration },
+  { name: 'Migration20261125120000SellerProfile', class: Migration20261125120000SellerProfile },
 ];

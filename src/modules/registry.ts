@@ -17,6 +17,7 @@ import { meteringModule } from './metering/metering.module.ts';
 import type { BillingModule } from './module.ts';
 import { priceModule } from './price/price.module.ts';
 import { productModule } from './product/product.module.ts';
+import { sellerModule } from './seller/seller.module.ts';
 import { subscriptionModule } from './subscription/subscription.module.ts';
 import { taxModule } from './tax/tax-code.module.ts';
 import { webhookModule } from './webhook/webhook.module.ts';
@@ -24,6 +25,7 @@ import { webhookModule } from './webhook/webhook.module.ts';
 /** Every domain module of the service: a new module is one folder and one line here. */
 export const modules: readonly BillingModule[] = [
   environmentModule,
+  sellerModule,
   customerModule,
   taxModule,
   productModule,

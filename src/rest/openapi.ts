@@ -101,6 +101,7 @@ export function problemStatuses(
   if (route.path.includes('{')) statuses.push(404);
   if (route.response?.alternatives) statuses.push(406);
   if (route.body) statuses.push(409, 413, 415, 422);
+  else if (route.response?.conflicts) statuses.push(409);
   statuses.push(429, 500, 503);
   return statuses;
 }
@@ -144,13 +145,13 @@ function operation(route: Route): ZodOpenApiOperationObject {
   const params = pathParams(route.path);
   const { status, description, schema, alternatives = [] } = route.response;
   // Binary representations carry no JSON schema: the media type says what the bytes are. Text ones
-  // (text/csv) are strings.
+  // (text/csv, XML) are strings.
   const content = {
     'application/json': { schema },
     ...Object.fromEntries(
       alternatives.map((mediaType) => [
         mediaType,
-        mediaType.startsWith('text/') ? { schema: z.string() } : {},
+        mediaType.startsWith('text/') || /[/+]xml$/.test(mediaType) ? { schema: z.string() } : {},
       ]),
     ),
   };

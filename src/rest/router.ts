@@ -71,6 +71,8 @@ export type Route = {
      * default). A route with alternatives answers 406 when the Accept header allows none of them.
      */
     alternatives?: string[];
+    /** A bodiless operation that can still answer 409, because of the state of what it reads. */
+    conflicts?: boolean;
   };
   handler: (req: RestRequest) => Promise<RestResult>;
   /** A path this service adds to the interface contract: documented with `x-beyond-contract: true`. */

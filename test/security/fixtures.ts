@@ -43,6 +43,10 @@ export const USAGE_AT = '2026-01-10T00:00:00.000Z';
 export const BILLING_AS_OF = '2026-01-15T00:00:00.000Z';
 
 /** Builds environments through the API, the way clients fill them, with rows in every tenant table. */
+/** A 1×1 PNG, base64-encoded. */
+const PNG_1X1 =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
 export function tenantFixtures(t: TestApp) {
   let counter = 0;
   const next = () => ++counter;
@@ -364,6 +368,16 @@ export function tenantFixtures(t: TestApp) {
          created_at, attempted_at, sent_at)
        values ($1, $2, $3, 'invoice', 0, 'buyer@example.com', $4, 'sent', now(), now(), now())`,
       [randomUUID(), env.id, booked.id, `Invoice of ${env.marker}`],
+    );
+    // The seller profile, with a logo (a row of seller_logo).
+    await mutate(
+      env,
+      'sellerProfileUpdate',
+      '$input: SellerProfileUpdateInput!',
+      'input: $input',
+      'sellerProfile',
+      'legalName',
+      { input: { legalName: `Seller ${env.marker}`, logo: PNG_1X1 } },
     );
     // The product posts to an account set of its own (a row of product_account_set).
     const accountSet = await createAccountSet(env);

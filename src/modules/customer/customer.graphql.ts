@@ -44,7 +44,7 @@ export const CustomerRef = builder.objectRef<Customer>('Customer').implement({
   }),
 });
 
-const BillingAddressInputRef = builder.inputType('BillingAddressInput', {
+export const BillingAddressInputRef = builder.inputType('BillingAddressInput', {
   fields: (t) => ({
     street1: t.string(),
     street2: t.string(),

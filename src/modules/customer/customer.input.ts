@@ -7,7 +7,7 @@ import { BILLING_ADDRESS_FIELDS, COLLECTION_MODES } from './customer.entity.ts';
 
 const optionalText = (max: number) => z.string().trim().max(max).nullish();
 
-const BillingAddressInput = z.strictObject(
+export const BillingAddressInput = z.strictObject(
   Object.fromEntries(BILLING_ADDRESS_FIELDS.map((field) => [field, optionalText(250)])) as Record<
     (typeof BILLING_ADDRESS_FIELDS)[number],
     ReturnType<typeof optionalText>

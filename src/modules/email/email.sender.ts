@@ -221,7 +221,7 @@ function templateValues(
     number: invoice.handle ?? '',
     customerName: printable.customer.name,
     companyName: customer.companyName ?? '',
-    sellerName: settings.senderName ?? printable.seller.name,
+    sellerName: settings.senderName ?? printable.seller.legalName,
     date: invoice.date,
     dueDate: invoice.dueDate ?? '',
     total: money(invoice.totalInclVat),

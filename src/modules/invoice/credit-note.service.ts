@@ -51,6 +51,7 @@ export class CreditNoteService {
         handle: null,
         customerId: original.customerId,
         customerSnapshot: null,
+        sellerSnapshot: null,
         creditedInvoiceId: original.id,
         creditReason: input.reason ?? 'other',
         creditOutcome: input.outcome ?? 'settle_invoice',

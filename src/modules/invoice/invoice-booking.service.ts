@@ -5,8 +5,9 @@ import { changeInvoiceWithBalance } from '../balance/balance.change.ts';
 import { CreditBalanceService } from '../balance/balance.service.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
 import { postInvoiceBooking } from '../ledger/ledger-journal.service.ts';
+import { currentSeller } from '../seller/seller.service.ts';
 import { CreditNoteBookingService } from './credit-note-booking.service.ts';
-import { assertDraft, customerSummary } from './invoice.change.ts';
+import { assertDraft, customerSnapshot } from './invoice.change.ts';
 import { type Invoice, InvoiceItemSchema } from './invoice.entity.ts';
 import { recordInvoiceEvent } from './invoice.events.ts';
 import { takeNextHandle } from './invoice-numbering.service.ts';
@@ -36,9 +37,12 @@ export class InvoiceBookingService {
         // A credit note keeps the amounts of the lines it credits.
         if (invoice.type === 'invoice') await retaxForBooking(this.ctx, tx, invoice);
         const customer = await tx.findOneOrFail(CustomerSchema, { id: invoice.customerId, environmentId });
+        // Read before the number is taken: the counter row stays locked until the transaction ends.
+        const seller = await currentSeller(tx, environmentId);
         invoice.handle = await takeNextHandle(tx, environmentId, invoice.type);
         invoice.status = 'booked';
-        invoice.customerSnapshot = customerSummary(customer);
+        invoice.customerSnapshot = customerSnapshot(customer);
+        invoice.sellerSnapshot = seller;
         invoice.bookedAt = new Date();
         invoice.updatedAt = invoice.bookedAt;
         if (invoice.creditedInvoiceId) {

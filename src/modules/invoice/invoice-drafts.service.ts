@@ -98,6 +98,7 @@ export class InvoiceDraftService {
         handle: null,
         customerId: customer.id,
         customerSnapshot: null,
+        sellerSnapshot: null,
         creditedInvoiceId: null,
         currency,
         date: input.date,

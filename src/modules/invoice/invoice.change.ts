@@ -33,6 +33,14 @@ export const customerSummary = (customer: Customer): InvoiceCustomer => ({
   billingAddress: customer.billingAddress,
 });
 
+/** The customer as booking freezes it: the summary, plus the company and VAT ids the documents print. */
+export const customerSnapshot = (customer: Customer): InvoiceCustomer => ({
+  ...customerSummary(customer),
+  companyName: customer.companyName ?? null,
+  taxIds: customer.taxIds,
+  email: customer.email ?? null,
+});
+
 /** The invoice totals of `items`, a refused figure reported at `path`. */
 export function totalsOf(items: readonly LineAmounts[], path: FieldPath) {
   try {

@@ -2,6 +2,8 @@ import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { TAX_ROUNDINGS } from '../../auth/environment.entity.ts';
 import { tenantKeys } from '../../db/tenant-keys.ts';
 import type { BillingAddress } from '../customer/customer.entity.ts';
+import type { InvoiceSeller } from '../seller/seller.entity.ts';
+import type { TaxId } from '../tax/tax-id.ts';
 import { TAX_BEHAVIORS, TAX_EXEMPTIONS } from '../tax/tax-policy.ts';
 import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
 
@@ -30,6 +32,11 @@ export type InvoiceCustomer = {
   handle: string | null;
   name: string;
   billingAddress: BillingAddress;
+  /** Booked since the seller profile: the company and VAT ids the documents print (art. 226). */
+  companyName?: string | null;
+  taxIds?: TaxId[];
+  /** The buyer's electronic address in e-invoices (BT-49). */
+  email?: string | null;
 };
 
 export const InvoiceSchema = defineEntity({
@@ -45,6 +52,8 @@ export const InvoiceSchema = defineEntity({
     customerId: p.uuid(),
     /** Set when booked: a booked invoice keeps naming the customer as it was then. */
     customerSnapshot: p.json<InvoiceCustomer>().nullable(),
+    /** Set when booked: the seller profile as it was then (drafts show the live one). */
+    sellerSnapshot: p.json<InvoiceSeller>().nullable(),
     /** For a credit note: the booked invoice it credits. */
     creditedInvoiceId: p.uuid().nullable(),
     /** For a credit note: why it was issued, and what booking it does with its total. */

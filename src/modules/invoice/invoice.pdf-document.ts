@@ -2,8 +2,10 @@ import type { Content, CustomTableLayout, TableCell, TDocumentDefinitions } from
 import { minorUnitDigits } from '../../money/currency.ts';
 import { Decimal } from '../../money/decimal.ts';
 import type { BillingAddress } from '../customer/customer.entity.ts';
+import type { InvoiceSeller } from '../seller/seller.entity.ts';
 import { taxNoteOf } from '../tax/tax-policy.ts';
 import type { Invoice, InvoiceCustomer, InvoiceItem } from './invoice.entity.ts';
+import { servicePeriod, shownPeriod } from './invoice.periods.ts';
 import type { PrintableInvoice } from './invoice.reads.ts';
 import { type TaxBreakdownRow, taxBreakdown } from './invoice.tax.ts';
 import { amountDue } from './invoice-collection.ts';
@@ -22,7 +24,7 @@ const INVOICE_FIELDS = [
   'taxExempt',
   'voidedAt',
 ] as const;
-const CUSTOMER_FIELDS = ['name', 'handle', 'billingAddress'] as const;
+const CUSTOMER_FIELDS = ['name', 'handle', 'billingAddress', 'companyName', 'taxIds'] as const;
 const ITEM_FIELDS = [
   'title',
   'description',
@@ -44,8 +46,11 @@ export type InvoicePdfData = {
   invoice: Pick<Invoice, (typeof INVOICE_FIELDS)[number]>;
   customer: Pick<InvoiceCustomer, (typeof CUSTOMER_FIELDS)[number]>;
   items: Pick<InvoiceItem, (typeof ITEM_FIELDS)[number]>[];
-  seller: { name: string };
+  seller: InvoiceSeller;
+  /** The logo as a data URL, when the seller has one. */
+  logo: string | null;
   creditedInvoiceHandle: string | null;
+  creditedInvoiceDate: string | null;
 };
 
 const pick = <T, K extends keyof T>(from: T, keys: readonly K[]): Pick<T, K> =>
@@ -60,8 +65,10 @@ export function invoicePdfData(view: PrintableInvoice): InvoicePdfData {
     invoice: pick(view.invoice, INVOICE_FIELDS),
     customer: pick(view.customer, CUSTOMER_FIELDS),
     items: view.items.map((item) => pick(item, ITEM_FIELDS)),
-    seller: { name: view.seller.name },
+    seller: { ...view.seller },
+    logo: view.logo ? `data:${view.logo.mediaType};base64,${view.logo.data}` : null,
     creditedInvoiceHandle: view.creditedInvoiceHandle,
+    creditedInvoiceDate: view.creditedInvoiceDate,
   };
 }
 
@@ -136,9 +143,10 @@ function discountText(item: PdfItem, money: MoneyFormat): string {
   return parts.join(' + ');
 }
 
+/** The line's period, its last day covered (the API's end is the first day not covered). */
 function periodText(item: PdfItem): string | null {
-  if (!item.periodStart && !item.periodEnd) return null;
-  return `${item.periodStart ?? '…'} – ${item.periodEnd ?? '…'}`;
+  const period = shownPeriod(item);
+  return period ? `${period.start ?? '…'} – ${period.end ?? '…'}` : null;
 }
 
 function addressLines(address: BillingAddress): string[] {
@@ -147,6 +155,11 @@ function addressLines(address: BillingAddress): string[] {
     (line): line is string => Boolean(line),
   );
 }
+
+const joined = (parts: (string | null)[]): string => parts.filter(Boolean).join(' · ');
+
+/** An IBAN as people read it: groups of four. */
+const groupsOf4 = (iban: string): string => iban.replace(/(.{4})(?=.)/g, '$1 ');
 
 export const kindOf = (invoice: Pick<Invoice, 'type'>): string =>
   invoice.type === 'credit_note' ? 'Credit note' : 'Invoice';
@@ -208,12 +221,12 @@ export class InvoicePdfDocument {
       : `Draft ${this.title.toLowerCase()}`;
     return {
       pageSize: 'A4',
-      pageMargins: [MARGIN, MARGIN, MARGIN, MARGIN + FOOTER_HEIGHT],
+      pageMargins: [MARGIN, MARGIN, MARGIN, MARGIN + this.footerHeight()],
       language: 'en',
       displayTitle: true,
-      info: { title: documentTitle, author: seller.name, subject: customer.name },
+      info: { title: documentTitle, author: seller.legalName, subject: customer.name },
       defaultStyle: { font: FONT, fontSize: 9, color: INK },
-      content: [...this.header(), this.lines(), this.summary()],
+      content: [...this.header(), this.lines(), this.summary(), ...this.payment()],
       footer: (page, pages) => this.footer(page, pages),
       ...(invoice.handle
         ? {}
@@ -221,20 +234,47 @@ export class InvoicePdfDocument {
     };
   }
 
+  /** The seller's details under its name: address, registrations, contact; one line each. */
+  private sellerLines(): string[] {
+    const { seller } = this.data;
+    const address = seller.address ? addressLines(seller.address).join(' · ') : '';
+    const registrations = [
+      seller.vatId ? `VAT ID ${seller.vatId}` : null,
+      seller.taxNumber ? `Tax no. ${seller.taxNumber}` : null,
+      seller.companyId ? `Reg. ${seller.companyId}` : null,
+    ];
+    const contact = [seller.email, seller.phone];
+    return [address, joined(registrations), joined(contact)].filter(Boolean);
+  }
+
+  /** The dates art. 226 asks for besides the issue date: the service period, or the date of supply. */
+  private supply(): [string, string] {
+    const period = servicePeriod(this.data.items);
+    if (!period) return ['Supply date', this.data.invoice.date];
+    return ['Service period', `${period.start ?? '…'} – ${period.end ?? '…'}`];
+  }
+
   private header(): Content[] {
-    const { invoice, customer, seller, creditedInvoiceHandle } = this.data;
+    const { invoice, customer, seller, creditedInvoiceHandle, creditedInvoiceDate, logo } = this.data;
+    const credits = creditedInvoiceHandle
+      ? `${creditedInvoiceHandle}${creditedInvoiceDate ? ` of ${creditedInvoiceDate}` : ''}`
+      : null;
     const meta: [string, string | null][] = [
       [`${this.title} number`, this.number],
       ['Date', invoice.date],
+      this.supply(),
       ['Due date', invoice.dueDate ?? null],
       ['Currency', invoice.currency],
-      ['Credits invoice', creditedInvoiceHandle],
+      ['Credits invoice', credits],
     ];
+    const buyerVatIds = (customer.taxIds ?? []).map((taxId) => ({ text: `VAT ID ${taxId.value}` }));
     const billTo: Content[] = [
       { text: 'Bill to', ...SMALL, margin: [0, 0, 0, 2] },
-      { text: customer.name, bold: true, fontSize: 11 },
+      ...(customer.companyName ? [{ text: customer.companyName, bold: true, fontSize: 11 }] : []),
+      { text: customer.name, ...(customer.companyName ? {} : { bold: true, fontSize: 11 }) },
       ...(customer.handle ? [{ text: `Customer no. ${customer.handle}`, color: MUTED }] : []),
       ...addressLines(customer.billingAddress).map((line) => ({ text: line })),
+      ...buyerVatIds,
     ];
     const metaRows: TableCell[][] = meta
       .filter((row): row is [string, string] => row[1] !== null)
@@ -243,25 +283,51 @@ export class InvoicePdfDocument {
         { text: value, bold: true, alignment: 'right' },
       ]);
     return [
+      ...(logo ? [{ image: logo, fit: [140, 50], margin: [0, 0, 0, 8] } satisfies Content] : []),
       {
         columns: [
-          { text: seller.name, bold: true, fontSize: 16, width: '*', margin: [0, 0, 10, 0] },
+          { text: seller.legalName, bold: true, fontSize: 16, width: '*', margin: [0, 0, 10, 0] },
           { text: this.title, bold: true, fontSize: 20, width: '*', alignment: 'right' },
         ],
       },
+      ...this.sellerLines().map((text) => ({ text, ...SMALL }) satisfies Content),
       {
         columns: [
           { stack: billTo, width: '*', margin: [0, 15, 10, 0] },
           {
             width: '*',
             margin: [0, 10, 0, 0],
-            table: { widths: ['*', '*'], body: metaRows },
+            table: { widths: ['auto', '*'], body: metaRows },
             layout: plainLayout,
           },
         ],
         margin: [0, 0, 0, 18],
       },
       ...(invoice.memo ? [{ text: invoice.memo, margin: [0, 0, 0, 14] } satisfies Content] : []),
+    ];
+  }
+
+  /** How to pay: the amount due and by when, the bank account and the seller's instructions. */
+  private payment(): Content[] {
+    const { invoice, seller } = this.data;
+    const due = amountDue(invoice);
+    const lines: string[] = [];
+    if (invoice.type === 'invoice' && due > 0 && !invoice.voidedAt) {
+      lines.push(
+        `Please pay ${this.money.total(due)}${invoice.dueDate ? ` by ${invoice.dueDate}` : ''}` +
+          `${invoice.handle ? `, quoting ${invoice.handle}` : ''}.`,
+      );
+    }
+    if (seller.iban) lines.push(`Account holder ${seller.legalName}`, `IBAN ${groupsOf4(seller.iban)}`);
+    if (seller.bic) lines.push(`BIC ${seller.bic}`);
+    if (seller.paymentInstructions) lines.push(seller.paymentInstructions);
+    if (lines.length === 0) return [];
+    return [
+      {
+        unbreakable: true,
+        margin: [0, 16, 0, 0],
+        stack: [{ text: 'Payment', bold: true, margin: [0, 0, 0, 4] }, ...lines.map((text) => ({ text }))],
+      },
     ];
   }
 
@@ -357,15 +423,25 @@ export class InvoicePdfDocument {
     };
   }
 
+  /** Room for the page footer: its rule and page line, and the seller's footer text when there is one. */
+  private footerHeight(): number {
+    const text = this.data.seller.footer;
+    if (!text) return FOOTER_HEIGHT;
+    const lines = text.split('\n').reduce((sum, line) => sum + Math.max(1, Math.ceil(line.length / 110)), 0);
+    return FOOTER_HEIGHT + lines * 9.5;
+  }
+
   private footer(page: number, pages: number): Content {
+    const { seller } = this.data;
     return {
       margin: [MARGIN, 14, MARGIN, 0],
       stack: [
         { canvas: [{ type: 'line', x1: 0, y1: 0, x2: 495, y2: 0, lineWidth: 0.6, lineColor: RULE }] },
+        ...(seller.footer ? [{ text: seller.footer, ...SMALL, margin: [0, 5, 0, 0] } satisfies Content] : []),
         {
           margin: [0, 5, 0, 0],
           columns: [
-            { text: `${this.data.seller.name} · ${this.title} ${this.number}`, ...SMALL, width: 300 },
+            { text: `${seller.legalName} · ${this.title} ${this.number}`, ...SMALL, width: 300 },
             { text: `Page ${page} of ${pages}`, ...SMALL, width: '*', alignment: 'right' },
           ],
         },

@@ -1,11 +1,12 @@
 import type { FilterQuery } from '@mikro-orm/core';
-import { EnvironmentSchema } from '../../auth/environment.entity.ts';
 import type { LoaderSet, ServiceContext } from '../../context.ts';
 import { today } from '../../dates/calendar.ts';
 import { leanById, leanByParent, loadOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, leanKeysetPage, type PageArgs } from '../../db/pagination.ts';
 import { customerLoaders } from '../customer/customer.reads.ts';
-import { customerSummary } from './invoice.change.ts';
+import type { InvoiceSeller } from '../seller/seller.entity.ts';
+import { currentSeller, sellerLogo } from '../seller/seller.service.ts';
+import { customerSnapshot, customerSummary } from './invoice.change.ts';
 import {
   type Invoice,
   type InvoiceCustomer,
@@ -35,10 +36,13 @@ export type InvoiceDocument = {
 
 /** The invoice as its JSON answer shows it, plus what only the printed document names. */
 export type PrintableInvoice = InvoiceDocument & {
-  /** The environment issuing the invoice. */
-  seller: { name: string };
-  /** For a credit note: the number of the invoice it credits. */
+  /** The seller: frozen when booked, the live profile while a draft. */
+  seller: InvoiceSeller;
+  /** The seller's logo, base64-encoded, when it has one. */
+  logo: { mediaType: string; data: string } | null;
+  /** For a credit note: the number and date of the invoice it credits. */
   creditedInvoiceHandle: string | null;
+  creditedInvoiceDate: string | null;
 };
 
 /** The module's one home for reading invoices and credit notes: one, its document, a page of them. */
@@ -59,6 +63,16 @@ export class InvoiceReads {
     const customer = await this.ctx.loaders.of(customerLoaders).byId.load(invoice.customerId);
     if (!customer) throw new Error(`customer ${invoice.customerId} of invoice ${invoice.id} is missing`);
     return customerSummary(customer);
+  }
+
+  /**
+   * The customer with the company and VAT ids the documents print: a draft's from the live customer;
+   * a booked invoice's from its snapshot (invoices booked before snapshots held them print none).
+   */
+  private async printedCustomerOf(invoice: Invoice, customer: InvoiceCustomer): Promise<InvoiceCustomer> {
+    if (invoice.customerSnapshot) return customer;
+    const live = await this.ctx.loaders.of(customerLoaders).byId.load(invoice.customerId);
+    return live ? customerSnapshot(live) : customer;
   }
 
   async document(invoice: Invoice): Promise<InvoiceDocument> {
@@ -84,14 +98,18 @@ export class InvoiceReads {
   async readPrintable(id: string): Promise<PrintableInvoice> {
     const document = await this.read(id);
     const { creditedInvoiceId } = document.invoice;
-    const [environment, credited] = await Promise.all([
-      this.ctx.em.findOneOrFail(EnvironmentSchema, { id: this.ctx.environmentId }),
+    const [seller, credited] = await Promise.all([
+      document.invoice.sellerSnapshot ?? currentSeller(this.ctx.em, this.ctx.environmentId),
       creditedInvoiceId ? this.ctx.loaders.of(invoiceLoaders).byId.load(creditedInvoiceId) : null,
     ]);
+    const logo = seller.logoId ? await sellerLogo(this.ctx.em, this.ctx.environmentId, seller.logoId) : null;
     return {
       ...document,
-      seller: { name: environment.name },
+      customer: await this.printedCustomerOf(document.invoice, document.customer),
+      seller,
+      logo: logo ? { mediaType: logo.mediaType, data: logo.data } : null,
       creditedInvoiceHandle: credited?.handle ?? null,
+      creditedInvoiceDate: credited?.date ?? null,
     };
   }
 

@@ -4,6 +4,7 @@ import type { Route } from '../../rest/router.ts';
 import { parseInput, withoutReadOnly } from '../../validation.ts';
 import { BillingAddressResponse, billingAddressResponse } from '../customer/customer.rest.ts';
 import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
+import { E_INVOICE_MEDIA_TYPES, renderEInvoice } from './invoice.e-invoice.ts';
 import { INVOICE_STATUSES, INVOICE_TYPES, type InvoiceItem, type Settlement } from './invoice.entity.ts';
 import { INVOICE_READ_ONLY_FIELDS, InvoiceCreateBody } from './invoice.input.ts';
 import { PDF_MEDIA_TYPE, pdfFileName, renderInvoicePdf } from './invoice.pdf.ts';
@@ -144,13 +145,31 @@ export const invoiceRoutes: Route[] = [
       status: 200,
       description:
         'The invoice. With `Accept: application/pdf` (preferred over JSON) it is the invoice document as a PDF, ' +
-        'sent with `Content-Disposition: inline; filename="<number>.pdf"` (`draft-<id>.pdf` for a draft).',
+        'sent with `Content-Disposition: inline; filename="<number>.pdf"` (`draft-<id>.pdf` for a draft). ' +
+        'A booked invoice or credit note is also an EN 16931 e-invoice: `Accept: application/xml` or ' +
+        '`application/ubl+xml` answers UBL 2.1, `application/cii+xml` UN/CEFACT CII (`<number>.xml`); a draft ' +
+        'answers 409, as does an invoice whose seller profile or customer lacks a term EN 16931 requires ' +
+        '(the problem names it).',
       schema: InvoiceResponse,
-      alternatives: [PDF_MEDIA_TYPE],
+      alternatives: [PDF_MEDIA_TYPE, ...Object.keys(E_INVOICE_MEDIA_TYPES)],
+      conflicts: true,
     },
     handler: async ({ ctx, params, mediaType }) => {
       const reads = new InvoiceReads(ctx);
       const id = params.invoiceId as string;
+      const syntax = E_INVOICE_MEDIA_TYPES[mediaType];
+      if (syntax) {
+        const printable = await reads.readPrintable(id);
+        const xml = await renderEInvoice(printable, syntax);
+        return {
+          status: 200,
+          headers: {
+            'content-type': `${mediaType}; charset=utf-8`,
+            'content-disposition': `inline; filename="${pdfFileName(printable.invoice).replace(/\.pdf$/, '.xml')}"`,
+          },
+          body: Buffer.from(xml, 'utf8'),
+        };
+      }
       if (mediaType !== PDF_MEDIA_TYPE) return { status: 200, body: invoiceResponse(await reads.read(id)) };
       const printable = await reads.readPrintable(id);
       return {

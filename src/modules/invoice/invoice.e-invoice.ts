@@ -1,0 +1,294 @@
+import { DomainError } from '../../errors.ts';
+import { minorUnitDigits } from '../../money/currency.ts';
+import { Decimal } from '../../money/decimal.ts';
+import type { BillingAddress } from '../customer/customer.entity.ts';
+import { taxCategoryOf } from '../tax/tax-policy.ts';
+import { servicePeriod, shownPeriod } from './invoice.periods.ts';
+import type { PrintableInvoice } from './invoice.reads.ts';
+import { taxBreakdown } from './invoice.tax.ts';
+
+/** The EN 16931 syntaxes an invoice can be exported in. */
+export const E_INVOICE_SYNTAXES = ['ubl', 'cii'] as const;
+export type EInvoiceSyntax = (typeof E_INVOICE_SYNTAXES)[number];
+
+/** Media types a client asks for each syntax by; plain `application/xml` means UBL (as Peppol sends). */
+export const E_INVOICE_MEDIA_TYPES: Record<string, EInvoiceSyntax> = {
+  'application/xml': 'ubl',
+  'application/ubl+xml': 'ubl',
+  'application/cii+xml': 'cii',
+};
+
+/** The library's name of each syntax (@e-invoice-eu/core formats). */
+const LIBRARY_FORMATS: Record<EInvoiceSyntax, string> = { ubl: 'UBL', cii: 'CII' };
+
+/** UNTDID 1001 document types: 380 commercial invoice, 381 credit note. */
+const DOCUMENT_TYPES = { invoice: '380', credit_note: '381' } as const;
+
+/** UNCL 4461: 58 SEPA credit transfer (an IBAN), 30 credit transfer (any other account). */
+const creditTransferCode = (iban: string): string =>
+  /^(AT|BE|BG|CH|CY|CZ|DE|DK|EE|ES|FI|FR|GB|GR|HR|HU|IE|IS|IT|LI|LT|LU|LV|MC|MT|NL|NO|PL|PT|RO|SE|SI|SK|SM)/.test(
+    iban,
+  )
+    ? '58'
+    : '30';
+
+/** UN/ECE rec. 20 "one" (C62): the service keeps no unit of measure on its lines. */
+const UNIT = 'C62';
+
+type Json = Record<string, unknown>;
+
+/** Minor units as the exact decimal of major units that the XML carries: 12345 EUR → "123.45". */
+function majorUnits(minor: number | string, currency: string, places?: number): string {
+  const value = new Decimal(String(minor)).dividedBy(new Decimal(10).pow(minorUnitDigits(currency)));
+  return places === undefined
+    ? value.toFixed(minorUnitDigits(currency))
+    : value.toDecimalPlaces(places).toFixed();
+}
+
+const plain = (value: string): string => new Decimal(value).toFixed();
+
+function postalAddress(address: BillingAddress | null): Json {
+  return {
+    ...(address?.street1 ? { 'cbc:StreetName': address.street1 } : {}),
+    ...(address?.street2 ? { 'cbc:AdditionalStreetName': address.street2 } : {}),
+    ...(address?.city ? { 'cbc:CityName': address.city } : {}),
+    ...(address?.postalCode ? { 'cbc:PostalZone': address.postalCode } : {}),
+    ...(address?.state || address?.county ? { 'cbc:CountrySubentity': address.state ?? address.county } : {}),
+    'cac:Country': { 'cbc:IdentificationCode': address?.country ?? '' },
+  };
+}
+
+const isCountryCode = (value: string | null | undefined): boolean => !!value && /^[A-Z]{2}$/.test(value);
+
+/** What EN 16931 needs that the invoice's parties may lack; the export is refused naming them. */
+function missingTerms(view: PrintableInvoice): string[] {
+  const { seller, customer, invoice } = view;
+  const missing: string[] = [];
+  if (!isCountryCode(seller.address?.country)) missing.push("the seller profile's address country (BT-40)");
+  if (!seller.vatId && !seller.taxNumber && !seller.companyId) {
+    missing.push("the seller profile's VAT id, tax number or company registration (BR-CO-26)");
+  }
+  if (!seller.email) missing.push("the seller profile's e-mail, its electronic address (BT-34)");
+  if (!customer.email) missing.push("the customer's e-mail, its electronic address (BT-49)");
+  if (!isCountryCode(customer.billingAddress.country?.toUpperCase())) {
+    missing.push("the customer's billing address country as a two-letter ISO code (BT-55)");
+  }
+  if (invoice.taxExempt === 'reverse_charge' && !(customer.taxIds ?? []).length) {
+    missing.push("the customer's VAT id, which reverse charge requires (BR-AE-2)");
+  }
+  return missing;
+}
+
+/**
+ * The booked invoice in the UBL-shaped model @e-invoice-eu/core writes both syntaxes from. The
+ * library checks no arithmetic: every amount here is the service's own, as booked.
+ */
+export function eInvoiceModel(view: PrintableInvoice): Json {
+  const { invoice, seller, customer, items } = view;
+  if (invoice.status !== 'booked' || !invoice.handle) {
+    throw new DomainError('CONFLICT', 'a draft has no e-invoice yet: book it first');
+  }
+  const missing = missingTerms(view);
+  if (missing.length > 0) {
+    throw new DomainError('CONFLICT', `an EN 16931 e-invoice needs ${missing.join('; ')}`);
+  }
+  const currency = invoice.currency;
+  const money = (minor: number) => majorUnits(minor, currency);
+  const amount = (key: string, minor: number) => ({ [key]: money(minor), [`${key}@currencyID`]: currency });
+  const breakdown = taxBreakdown(items, invoice.taxExempt);
+  const period = servicePeriod(items);
+  const buyerVatId = customer.taxIds?.[0]?.value;
+  const buyerName = customer.companyName || customer.name;
+  const notes = [invoice.memo, seller.footer].filter((note): note is string => !!note);
+  const vatCategory = (rate: string | null) => {
+    const { category } = taxCategoryOf(rate, invoice.taxExempt);
+    return {
+      'cbc:ID': category,
+      ...(category === 'O' ? {} : { 'cbc:Percent': category === 'S' ? plain(rate ?? '0') : '0' }),
+      'cac:TaxScheme': { 'cbc:ID': 'VAT' },
+    };
+  };
+  return {
+    'ubl:Invoice': {
+      'cbc:CustomizationID': 'urn:cen.eu:en16931:2017',
+      'cbc:ID': invoice.handle,
+      'cbc:IssueDate': invoice.date,
+      ...(invoice.dueDate ? { 'cbc:DueDate': invoice.dueDate } : {}),
+      'cbc:InvoiceTypeCode': DOCUMENT_TYPES[invoice.type],
+      ...(notes.length > 0 ? { 'cbc:Note': notes } : {}),
+      'cbc:DocumentCurrencyCode': currency,
+      'cbc:BuyerReference': customer.handle ?? customer.id,
+      ...(period
+        ? {
+            'cac:InvoicePeriod': {
+              ...(period.start ? { 'cbc:StartDate': period.start } : {}),
+              ...(period.end ? { 'cbc:EndDate': period.end } : {}),
+            },
+          }
+        : {}),
+      ...(view.creditedInvoiceHandle
+        ? {
+            'cac:BillingReference': [
+              {
+                'cac:InvoiceDocumentReference': {
+                  'cbc:ID': view.creditedInvoiceHandle,
+                  ...(view.creditedInvoiceDate ? { 'cbc:IssueDate': view.creditedInvoiceDate } : {}),
+                },
+              },
+            ],
+          }
+        : {}),
+      'cac:AccountingSupplierParty': {
+        'cac:Party': {
+          'cbc:EndpointID': seller.email ?? '',
+          'cbc:EndpointID@schemeID': 'EM',
+          'cac:PartyName': { 'cbc:Name': seller.legalName },
+          'cac:PostalAddress': postalAddress(seller.address),
+          'cac:PartyTaxScheme': [
+            ...(seller.vatId
+              ? [{ 'cbc:CompanyID': seller.vatId, 'cac:TaxScheme': { 'cbc:ID': 'VAT' } }]
+              : []),
+            ...(seller.taxNumber
+              ? [{ 'cbc:CompanyID': seller.taxNumber, 'cac:TaxScheme': { 'cbc:ID': 'FC' } }]
+              : []),
+          ],
+          'cac:PartyLegalEntity': {
+            'cbc:RegistrationName': seller.legalName,
+            ...(seller.companyId ? { 'cbc:CompanyID': seller.companyId } : {}),
+          },
+          ...(seller.email || seller.phone
+            ? {
+                'cac:Contact': {
+                  ...(seller.phone ? { 'cbc:Telephone': seller.phone } : {}),
+                  ...(seller.email ? { 'cbc:ElectronicMail': seller.email } : {}),
+                },
+              }
+            : {}),
+        },
+      },
+      'cac:AccountingCustomerParty': {
+        'cac:Party': {
+          'cbc:EndpointID': customer.email ?? '',
+          'cbc:EndpointID@schemeID': 'EM',
+          ...(customer.handle ? { 'cac:PartyIdentification': { 'cbc:ID': customer.handle } } : {}),
+          'cac:PartyName': { 'cbc:Name': buyerName },
+          'cac:PostalAddress': postalAddress({
+            ...customer.billingAddress,
+            country: customer.billingAddress.country?.toUpperCase() ?? null,
+          }),
+          ...(buyerVatId
+            ? { 'cac:PartyTaxScheme': { 'cbc:CompanyID': buyerVatId, 'cac:TaxScheme': { 'cbc:ID': 'VAT' } } }
+            : {}),
+          'cac:PartyLegalEntity': { 'cbc:RegistrationName': buyerName },
+          ...(customer.companyName ? { 'cac:Contact': { 'cbc:Name': customer.name } } : {}),
+        },
+      },
+      // The date of supply (BT-72) when the lines name no period; CII's Factur-X schema needs the block.
+      'cac:Delivery': period ? {} : { 'cbc:ActualDeliveryDate': invoice.date },
+      ...(seller.iban && invoice.type === 'invoice'
+        ? {
+            'cac:PaymentMeans': [
+              {
+                'cbc:PaymentMeansCode': creditTransferCode(seller.iban),
+                'cbc:PaymentID': invoice.handle,
+                'cac:PayeeFinancialAccount': {
+                  'cbc:ID': seller.iban,
+                  'cbc:Name': seller.legalName,
+                  ...(seller.bic ? { 'cac:FinancialInstitutionBranch': { 'cbc:ID': seller.bic } } : {}),
+                },
+              },
+            ],
+          }
+        : {}),
+      ...(seller.paymentInstructions
+        ? { 'cac:PaymentTerms': { 'cbc:Note': seller.paymentInstructions } }
+        : {}),
+      'cac:TaxTotal': [
+        {
+          'cbc:TaxAmount': money(invoice.totalVat),
+          'cbc:TaxAmount@currencyID': currency,
+          'cac:TaxSubtotal': breakdown.map((row) => ({
+            'cbc:TaxableAmount': money(row.taxableAmount),
+            'cbc:TaxableAmount@currencyID': currency,
+            'cbc:TaxAmount': money(row.taxAmount),
+            'cbc:TaxAmount@currencyID': currency,
+            'cac:TaxCategory': {
+              ...vatCategory(row.taxRate),
+              ...(row.exemptionReasonCode ? { 'cbc:TaxExemptionReasonCode': row.exemptionReasonCode } : {}),
+              ...(row.exemptionReason ? { 'cbc:TaxExemptionReason': row.exemptionReason } : {}),
+            },
+          })),
+        },
+      ],
+      'cac:LegalMonetaryTotal': {
+        ...amount('cbc:LineExtensionAmount', invoice.totalExclVat),
+        ...amount('cbc:TaxExclusiveAmount', invoice.totalExclVat),
+        ...amount('cbc:TaxInclusiveAmount', invoice.totalInclVat),
+        // The document as issued: settlements come later and do not change it.
+        ...amount('cbc:PayableAmount', invoice.totalInclVat),
+      },
+      'cac:InvoiceLine': items.map((item, index) => {
+        const linePeriod = shownPeriod(item);
+        // The net price per unit (BT-146): the net amount over the quantity, so that discounts and
+        // tax-inclusive prices need no further terms.
+        const netPrice = new Decimal(item.amount).dividedBy(item.quantity);
+        return {
+          'cbc:ID': String(index + 1),
+          'cbc:InvoicedQuantity': plain(item.quantity),
+          'cbc:InvoicedQuantity@unitCode': UNIT,
+          ...amount('cbc:LineExtensionAmount', item.amount),
+          ...(linePeriod
+            ? {
+                'cac:InvoicePeriod': {
+                  ...(linePeriod.start ? { 'cbc:StartDate': linePeriod.start } : {}),
+                  ...(linePeriod.end ? { 'cbc:EndDate': linePeriod.end } : {}),
+                },
+              }
+            : {}),
+          'cac:Item': {
+            ...(item.description ? { 'cbc:Description': item.description } : {}),
+            'cbc:Name': item.title,
+            ...(item.sku ? { 'cac:SellersItemIdentification': { 'cbc:ID': item.sku } } : {}),
+            'cac:ClassifiedTaxCategory': vatCategory(item.taxRate ?? null),
+          },
+          'cac:Price': {
+            'cbc:PriceAmount': majorUnits(netPrice.toFixed(), currency, 6),
+            'cbc:PriceAmount@currencyID': currency,
+          },
+        };
+      }),
+    },
+  };
+}
+
+/** Writes the booked invoice as an EN 16931 e-invoice; the library loads with the first one asked for. */
+export async function renderEInvoice(view: PrintableInvoice, syntax: EInvoiceSyntax): Promise<string> {
+  const model = eInvoiceModel(view);
+  const { InvoiceService } = await import('@e-invoice-eu/core');
+  const quiet = { log: () => {}, warn: () => {}, error: () => {} };
+  const xml = await new InvoiceService(quiet).generate(model as never, {
+    format: LIBRARY_FORMATS[syntax],
+    lang: view.seller.language,
+    noWarnings: true,
+  });
+  const text = typeof xml === 'string' ? xml : new TextDecoder().decode(xml);
+  return syntax === 'cii' ? withPrecedingInvoice(text, view) : text;
+}
+
+const escapeXml = (value: string): string => value.replace(/[<>&"']/g, (char) => `&#${char.charCodeAt(0)};`);
+
+/**
+ * The preceding invoice (BG-3) of a credit note in CII. @e-invoice-eu/core 2.3.4 maps it from
+ * `cac:BillingReference/cbc:ID` rather than from the `cac:InvoiceDocumentReference` its own schema
+ * requires, so its CII leaves it out; it goes where CII D16B puts it, after the monetary summation.
+ */
+function withPrecedingInvoice(xml: string, view: PrintableInvoice): string {
+  const handle = view.creditedInvoiceHandle;
+  if (!handle || xml.includes('<ram:InvoiceReferencedDocument>')) return xml;
+  const date = view.creditedInvoiceDate
+    ? `<ram:FormattedIssueDateTime><qdt:DateTimeString format="102">${view.creditedInvoiceDate.replaceAll('-', '')}</qdt:DateTimeString></ram:FormattedIssueDateTime>`
+    : '';
+  const reference = `<ram:InvoiceReferencedDocument><ram:IssuerAssignedID>${escapeXml(handle)}</ram:IssuerAssignedID>${date}</ram:InvoiceReferencedDocument>`;
+  const anchor = '</ram:SpecifiedTradeSettlementHeaderMonetarySummation>';
+  return xml.replace(anchor, `${anchor}${reference}`);
+}

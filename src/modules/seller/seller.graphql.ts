@@ -1,0 +1,106 @@
+import { builder } from '../../graphql/builder.ts';
+import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
+import { BillingAddressInputRef, BillingAddressRef } from '../customer/customer.graphql.ts';
+import { MAX_LOGO_BYTES } from './seller.checks.ts';
+import { SELLER_LANGUAGES, type SellerLogo, type SellerProfile } from './seller.entity.ts';
+import { SellerProfileService } from './seller.service.ts';
+
+const SellerLanguageEnum = builder.enumType('SellerLanguage', {
+  values: SELLER_LANGUAGES,
+  description: 'The language invoice documents are printed in.',
+});
+
+const SellerLogoRef = builder.objectRef<SellerLogo>('SellerLogo').implement({
+  description: 'The logo printed at the top of invoice documents.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    mediaType: t.exposeString('mediaType', { description: 'image/png or image/jpeg.' }),
+    byteSize: t.exposeInt('byteSize'),
+    data: t.exposeString('data', { description: 'The image, base64-encoded.' }),
+  }),
+});
+
+const SellerProfileRef = builder.objectRef<SellerProfile>('SellerProfile').implement({
+  description:
+    'The business this environment invoices as: printed on every invoice and credit note and written into ' +
+    'its e-invoices. Drafts show the profile as it is; booking freezes it onto the invoice.',
+  fields: (t) => ({
+    legalName: t.exposeString('legalName', {
+      nullable: true,
+      description: 'The registered name; invoices show the environment’s name while it is null.',
+    }),
+    address: t.expose('address', { type: BillingAddressRef, nullable: true }),
+    vatId: t.exposeString('vatId', { nullable: true, description: 'VAT identification number (BT-31).' }),
+    taxNumber: t.exposeString('taxNumber', {
+      nullable: true,
+      description: 'Another tax registration, such as a German Steuernummer (BT-32).',
+    }),
+    companyId: t.exposeString('companyId', {
+      nullable: true,
+      description: 'Legal registration, such as a commercial register entry or SIREN (BT-30).',
+    }),
+    email: t.exposeString('email', { nullable: true }),
+    phone: t.exposeString('phone', { nullable: true }),
+    iban: t.exposeString('iban', { nullable: true }),
+    bic: t.exposeString('bic', { nullable: true }),
+    paymentInstructions: t.exposeString('paymentInstructions', { nullable: true }),
+    footer: t.exposeString('footer', { nullable: true, description: 'Printed at the bottom of each page.' }),
+    language: t.expose('language', { type: SellerLanguageEnum }),
+    logo: t.field({
+      type: SellerLogoRef,
+      nullable: true,
+      resolve: (profile, _args, ctx) =>
+        profile.logoId ? new SellerProfileService(ctx).logo(profile.logoId) : null,
+    }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+const SellerProfileUpdateInputRef = builder.inputType('SellerProfileUpdateInput', {
+  description: 'Fields left out stay as they are; null clears one.',
+  fields: (t) => ({
+    legalName: t.string(),
+    address: t.field({
+      type: BillingAddressInputRef,
+      description: 'Replaces the whole address; country is a two-letter ISO 3166 code.',
+    }),
+    vatId: t.string({ description: 'An EU VAT number with its country prefix (or a GB one).' }),
+    taxNumber: t.string(),
+    companyId: t.string(),
+    email: t.string(),
+    phone: t.string(),
+    iban: t.string({ description: 'Checked by its ISO 13616 check digits; spaces are dropped.' }),
+    bic: t.string(),
+    paymentInstructions: t.string(),
+    footer: t.string(),
+    language: t.field({ type: SellerLanguageEnum }),
+    logo: t.string({
+      description: `A PNG or JPEG image of at most ${MAX_LOGO_BYTES / 1024} KiB, base64-encoded; null removes it.`,
+    }),
+  }),
+});
+
+const SellerProfileUpdatePayload = payloadType(
+  'SellerProfileUpdatePayload',
+  'sellerProfile',
+  SellerProfileRef,
+);
+
+builder.queryFields((t) => ({
+  sellerProfile: t.field({
+    type: SellerProfileRef,
+    description: 'The business this environment invoices as (empty until set).',
+    resolve: (_root, _args, ctx) => new SellerProfileService(ctx).get(),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  sellerProfileUpdate: t.field({
+    type: SellerProfileUpdatePayload,
+    description:
+      'Changes the seller profile. Invoices booked before keep the profile they were booked with; drafts show the new one.',
+    args: { input: t.arg({ type: SellerProfileUpdateInputRef, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      withUserErrors('sellerProfile', () => new SellerProfileService(ctx).update(input)),
+  }),
+}));

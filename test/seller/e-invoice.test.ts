@@ -1,0 +1,261 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { invoiceFixtures } from '../invoice/fixtures.ts';
+import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
+
+const t = setupTestApp();
+const f = invoiceFixtures(t);
+
+/**
+ * The official EN 16931 business rules (CEN/TC 434's compiled Schematron, run by Saxon) beside the
+ * project. Without Java and Saxon the validation is skipped locally; in CI it must run.
+ */
+const VALIDATOR =
+  process.env.EN16931_VALIDATE ??
+  ['../shared/en16931/validate', '../../shared/en16931/validate']
+    .map((candidate) => path.resolve(candidate))
+    .find((candidate) => existsSync(candidate)) ??
+  path.resolve('../shared/en16931/validate');
+const SAXON = process.env.SAXON_JAR ?? '/usr/share/java/Saxon-HE.jar';
+const canValidate = existsSync(VALIDATOR) && existsSync(SAXON);
+const validateOrSkip = canValidate || process.env.CI ? it : it.skip;
+
+const PROFILE = `mutation ($input: SellerProfileUpdateInput!) {
+  sellerProfileUpdate(input: $input) { userErrors { field message } } }`;
+const BOOK = `mutation ($id: UUID!) { invoiceBook(id: $id) { invoice { handle } userErrors { message } } }`;
+const CREDIT = `mutation ($invoiceId: UUID!) {
+  creditNoteCreate(invoiceId: $invoiceId) { creditNote { id } userErrors { message } } }`;
+const CUSTOMER = `mutation ($input: CustomerCreateInput!) {
+  customerCreate(input: $input) { customer { id } userErrors { message } } }`;
+
+const dir = mkdtempSync(path.join(tmpdir(), 'e-invoice-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs the official rules on `xml`; resolves to the validator's exit code and report. */
+async function validate(xml: string, name: string): Promise<{ code: number; report: string }> {
+  const file = path.join(dir, name);
+  writeFileSync(file, xml);
+  try {
+    const { stdout } = await promisify(execFile)(VALIDATOR, [file], { timeout: 60_000 });
+    return { code: 0, report: stdout };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? -1, report: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
+  }
+}
+
+/** The text of every element named `name` (any namespace prefix), in document order. */
+function texts(xml: string, name: string): string[] {
+  return [
+    ...xml.matchAll(new RegExp(`<(?:\\w+:)?${name}(?:\\s[^>]*)?>([^<]*)</(?:\\w+:)?${name}>`, 'g')),
+  ].map((match) => match[1] as string);
+}
+
+describe('EN 16931 e-invoices of a booked invoice', () => {
+  let env: TestEnvironment;
+  let invoiceId: string;
+  let handle: string;
+
+  const xml = async (id: string, accept: string) => {
+    const response = await t.rest('GET', `/invoices/${id}`, { env, headers: { accept } });
+    return { response, text: typeof response.body === 'string' ? response.body : '' };
+  };
+
+  beforeAll(async () => {
+    env = await t.createEnvironment('Development');
+    await f.createTaxCode(env, 'DE19', '19');
+    await f.createTaxCode(env, 'DE7', '7');
+    const { sellerProfileUpdate } = await f.gql(env, PROFILE, {
+      input: {
+        legalName: 'Nordlicht Software GmbH',
+        address: { street1: 'Hafenstraße 1', postalCode: '20457', city: 'Hamburg', country: 'DE' },
+        vatId: 'DE123456789',
+        companyId: 'HRB 123456',
+        email: 'billing@nordlicht.example',
+        iban: 'DE89370400440532013000',
+        bic: 'COBADEFFXXX',
+        paymentInstructions: 'Bank transfer within 30 days.',
+      },
+    });
+    expect(sellerProfileUpdate.userErrors).toEqual([]);
+    const { customerCreate } = await f.gql(env, CUSTOMER, {
+      input: {
+        name: 'Marie Curie',
+        email: 'ap@radium.example',
+        companyName: 'Radium Analytique SAS',
+        handle: 'radium',
+        currency: 'EUR',
+        paymentTerm: 'net30',
+        billingAddress: { street1: '12 rue Curie', postalCode: '75005', city: 'Paris', country: 'FR' },
+        taxIds: [{ type: 'eu_vat', value: 'FR40303265045' }],
+      },
+    });
+    const invoice = await f.createInvoice(env, {
+      customerId: customerCreate.customer.id,
+      date: '2026-04-01',
+      items: [
+        {
+          title: 'Hosting',
+          quantity: 1,
+          unitAmount: 10000,
+          taxCode: 'DE19',
+          periodStart: '2026-03-01',
+          periodEnd: '2026-04-01',
+        },
+        { title: 'Handbook', quantity: 3, unitAmount: 1999, taxCode: 'DE7', discount: { percentage: 10 } },
+      ],
+    });
+    invoiceId = invoice.id;
+    const { invoiceBook } = await f.gql(env, BOOK, { id: invoiceId });
+    expect(invoiceBook.userErrors).toEqual([]);
+    handle = invoiceBook.invoice.handle;
+  });
+
+  // 100.00 at 19 % = 19.00; 3 × 19.99 − 10 % = 53.97 at 7 % = 3.78 (3.7779); net 153.97, VAT 22.78, gross 176.75
+  const EXPECTED = {
+    number: 'INV-000001',
+    seller: 'Nordlicht Software GmbH',
+    buyer: 'Radium Analytique SAS',
+  };
+
+  it.each([
+    ['application/xml', 'Invoice', 'application/xml; charset=utf-8'],
+    ['application/ubl+xml', 'Invoice', 'application/ubl+xml; charset=utf-8'],
+    ['application/cii+xml', 'CrossIndustryInvoice', 'application/cii+xml; charset=utf-8'],
+  ])('answers %s with the %s syntax and every mandatory business term', async (accept, root, type) => {
+    const { response, text } = await xml(invoiceId, accept);
+    expect(response.status, text).toBe(200);
+    expect(response.headers.get('content-type')).toBe(type);
+    expect(response.headers.get('content-disposition')).toBe(`inline; filename="${handle}.xml"`);
+    expect(text).toMatch(new RegExp(`<(\\w+:)?${root}[\\s>]`));
+    expect(handle).toBe(EXPECTED.number);
+    if (root === 'Invoice') {
+      // UBL: BT-1, BT-2, BT-3, BT-5, BT-9, BT-27, BT-31, BT-40, BT-44, BT-48, BT-55, BT-106, BT-109, BT-110, BT-112, BT-115
+      expect(texts(text, 'ID')).toContain(handle);
+      expect(texts(text, 'IssueDate')).toEqual(['2026-04-01']);
+      expect(texts(text, 'DueDate')).toEqual(['2026-05-01']);
+      expect(texts(text, 'InvoiceTypeCode')).toEqual(['380']);
+      expect(texts(text, 'DocumentCurrencyCode')).toEqual(['EUR']);
+      expect(texts(text, 'RegistrationName')).toEqual([EXPECTED.seller, EXPECTED.buyer]);
+      expect(texts(text, 'CompanyID')).toEqual(
+        expect.arrayContaining(['DE123456789', 'FR40303265045', 'HRB 123456']),
+      );
+      expect(texts(text, 'IdentificationCode')).toEqual(['DE', 'FR']);
+      expect(texts(text, 'StartDate')).toContain('2026-03-01');
+      expect(texts(text, 'EndDate')).toContain('2026-03-31');
+      expect(texts(text, 'LineExtensionAmount')).toEqual(['153.97', '100.00', '53.97']);
+      expect(texts(text, 'TaxExclusiveAmount')).toEqual(['153.97']);
+      expect(texts(text, 'TaxInclusiveAmount')).toEqual(['176.75']);
+      expect(texts(text, 'PayableAmount')).toEqual(['176.75']);
+      expect(texts(text, 'TaxableAmount')).toEqual(['53.97', '100.00']);
+      expect(texts(text, 'TaxAmount')).toEqual(['22.78', '3.78', '19.00']);
+      expect(texts(text, 'Percent')).toEqual(expect.arrayContaining(['7', '19']));
+      expect(texts(text, 'PaymentMeansCode')).toEqual(['58']);
+      expect(texts(text, 'ID')).toEqual(expect.arrayContaining(['DE89370400440532013000', 'COBADEFFXXX']));
+    } else {
+      // CII: the same terms in their CII places
+      expect(texts(text, 'ID')).toContain(handle);
+      expect(texts(text, 'DateTimeString')).toEqual(expect.arrayContaining(['20260401', '20260501']));
+      expect(texts(text, 'TypeCode')).toContain('380');
+      expect(texts(text, 'InvoiceCurrencyCode')).toEqual(['EUR']);
+      expect(texts(text, 'Name')).toEqual(expect.arrayContaining([EXPECTED.seller, EXPECTED.buyer]));
+      expect(texts(text, 'ID')).toEqual(expect.arrayContaining(['DE123456789', 'FR40303265045']));
+      expect(texts(text, 'CountryID')).toEqual(['DE', 'FR']);
+      expect(texts(text, 'LineTotalAmount')).toEqual(expect.arrayContaining(['153.97', '100.00', '53.97']));
+      expect(texts(text, 'TaxBasisTotalAmount')).toEqual(['153.97']);
+      expect(texts(text, 'TaxTotalAmount')).toEqual(['22.78']);
+      expect(texts(text, 'GrandTotalAmount')).toEqual(['176.75']);
+      expect(texts(text, 'DuePayableAmount')).toEqual(['176.75']);
+      expect(texts(text, 'CalculatedAmount')).toEqual(['3.78', '19.00']);
+      expect(texts(text, 'BasisAmount')).toEqual(['53.97', '100.00']);
+      expect(texts(text, 'IBANID')).toEqual(['DE89370400440532013000']);
+    }
+  });
+
+  validateOrSkip.each([
+    ['UBL', 'application/xml'],
+    ['CII', 'application/cii+xml'],
+  ])(
+    'passes the official EN 16931 rules in %s',
+    async (syntax, accept) => {
+      const { text } = await xml(invoiceId, accept);
+      const { code, report } = await validate(text, `invoice.${syntax}.xml`);
+      expect(code, report).toBe(0);
+    },
+    120_000,
+  );
+
+  validateOrSkip(
+    'a reverse-charge invoice and a credit note citing its invoice pass the rules too',
+    async () => {
+      // given a reverse-charge customer's booked invoice, and its booked credit note
+      const { customerCreate } = await f.gql(env, CUSTOMER, {
+        input: {
+          name: 'Bruxelles SA',
+          email: 'factures@bruxelles.example',
+          currency: 'EUR',
+          billingAddress: { street1: 'Rue Neuve 1', postalCode: '1000', city: 'Bruxelles', country: 'BE' },
+          taxIds: [{ type: 'eu_vat', value: 'BE0123456789' }],
+          taxExempt: 'reverse_charge',
+        },
+      });
+      const invoice = await f.createInvoice(env, {
+        customerId: customerCreate.customer.id,
+        date: '2026-04-03',
+        items: [{ title: 'Licence', quantity: 1, unitAmount: 10000, taxCode: 'DE19' }],
+      });
+      const booked = (await f.gql(env, BOOK, { id: invoice.id })).invoiceBook.invoice.handle;
+      const { creditNoteCreate } = await f.gql(env, CREDIT, { invoiceId: invoice.id });
+      await f.gql(env, BOOK, { id: creditNoteCreate.creditNote.id });
+
+      for (const [id, accept, name] of [
+        [invoice.id, 'application/xml', 'rc.ubl.xml'],
+        [invoice.id, 'application/cii+xml', 'rc.cii.xml'],
+        [creditNoteCreate.creditNote.id, 'application/xml', 'cn.ubl.xml'],
+        [creditNoteCreate.creditNote.id, 'application/cii+xml', 'cn.cii.xml'],
+      ] as const) {
+        const { response, text } = await xml(id, accept);
+        expect(response.status, `${name}: ${JSON.stringify(response.body)}`).toBe(200);
+        const { code, report } = await validate(text, name);
+        expect(code, `${name}\n${report}\n${text}`).toBe(0);
+        if (name.startsWith('rc')) expect(text).toContain('VATEX-EU-AE');
+        if (name.startsWith('cn')) expect(text).toContain(booked);
+      }
+    },
+    240_000,
+  );
+
+  it('refuses a draft, and names what the seller profile lacks', async () => {
+    // given a draft, and an environment without a seller profile
+    const draft = await f.createInvoice(env, {
+      customerId: await f.createCustomer(env, { billingAddress: { country: 'DE' } }),
+      items: [{ title: 'X', quantity: 1, unitAmount: 100 }],
+    });
+    const bare = await t.createEnvironment('Bare');
+    const bareInvoice = await f.createInvoice(bare, {
+      customerId: await f.createCustomer(bare, { billingAddress: { country: 'DE' } }),
+      items: [{ title: 'X', quantity: 1, unitAmount: 100 }],
+    });
+    await f.gql(bare, BOOK, { id: bareInvoice.id });
+
+    // when
+    const drafted = await t.rest('GET', `/invoices/${draft.id}`, {
+      env,
+      headers: { accept: 'application/xml' },
+    });
+    const lacking = await t.rest('GET', `/invoices/${bareInvoice.id}`, {
+      env: bare,
+      headers: { accept: 'application/cii+xml' },
+    });
+
+    // then
+    expect(drafted.status).toBe(409);
+    expect(drafted.body.detail).toBe('a draft has no e-invoice yet: book it first');
+    expect(lacking.status).toBe(409);
+    expect(lacking.body.detail).toContain("the seller profile's address country (BT-40)");
+  });
+});
