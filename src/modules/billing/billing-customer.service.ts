@@ -19,7 +19,7 @@ import {
 import { effectiveMeteringSettings } from '../metering/metering-settings.service.ts';
 import { usageQuantity } from '../metering/usage.aggregate.ts';
 import { type Price, PriceSchema } from '../price/price.entity.ts';
-import { priceAmount } from '../price/pricing.ts';
+import { type PriceLine, priceAmount, priceLines } from '../price/pricing.ts';
 import { type Product, ProductSchema } from '../product/product.entity.ts';
 import {
   advance,
@@ -51,6 +51,8 @@ type Line = {
   period: Period;
   quantity: string;
   amount: number;
+  /** A period cut short by the end of its term: billed prorated, as one line. */
+  prorated?: boolean;
   /** A late-usage adjustment of an already billed period: `amount` is the difference it bills. */
   adjustment?: UsageAdjustment;
 };
@@ -86,8 +88,8 @@ export type BillOptions = {
   preview?: boolean;
 };
 
-/** An invoice line to be, of a billed period or of a proration line. */
-type Invoiced = { currency: string; item: InvoiceItemInput; key: object };
+/** The invoice lines to be of a billed period or of a proration line: they go on one invoice. */
+type Invoiced = { currency: string; items: InvoiceItemInput[]; key: object };
 
 /** The billing of one customer within a run: its item periods priced, invoiced and recorded. */
 export class CustomerBillingService {
@@ -215,6 +217,7 @@ export class CustomerBillingService {
             product: productById.get(item.productId) as Product,
             period: cut ? { start: period.start, end: cut } : period,
             quantity,
+            prorated: cut !== null,
             amount: cut
               ? this.prorated(subscription, price, quantity, period, cut)
               : this.price(subscription, price, quantity),
@@ -245,14 +248,16 @@ export class CustomerBillingService {
       ...lines
         // A period of no usage bills nothing; an adjustment bills when it changes the amount.
         .filter((line) => (line.adjustment ? line.amount !== 0 : !new Decimal(line.quantity).isZero()))
-        .map((line) => ({ currency: line.subscription.currency, item: invoiceItem(line), key: line })),
+        .map((line) => ({ currency: line.subscription.currency, items: invoiceItems(line), key: line })),
       ...prorations.map((line) => ({
         currency: line.currency,
-        item: prorationInvoiceItem(
-          line,
-          productById.get(line.productId) as Product,
-          priceById.get(line.priceId) as Price,
-        ),
+        items: [
+          prorationInvoiceItem(
+            line,
+            productById.get(line.productId) as Product,
+            priceById.get(line.priceId) as Price,
+          ),
+        ],
         key: line,
       })),
     ];
@@ -379,13 +384,23 @@ export class CustomerBillingService {
     const drafts = new InvoiceDraftService(invoiceCtx);
     const booking = new InvoiceBookingService(invoiceCtx);
     for (const [currency, billed] of byCurrency) {
-      for (let start = 0; start < billed.length; start += MAX_LINES_PER_INVOICE) {
-        const invoiced = billed.slice(start, start + MAX_LINES_PER_INVOICE);
+      // The lines of one period stay together: an invoice takes whole periods up to its line limit.
+      const chunks: Invoiced[][] = [];
+      let size = MAX_LINES_PER_INVOICE;
+      for (const line of billed) {
+        if (size + line.items.length > MAX_LINES_PER_INVOICE) {
+          chunks.push([]);
+          size = 0;
+        }
+        chunks.at(-1)?.push(line);
+        size += line.items.length;
+      }
+      for (const invoiced of chunks) {
         const invoice = await drafts.create({
           customerId,
           currency,
           date: dateOf(asOf),
-          items: invoiced.map((line) => line.item),
+          items: invoiced.flatMap((line) => line.items),
         });
         if (!preview && customer.collectionMode !== 'draft_invoice') await booking.book(invoice.id);
         for (const line of invoiced) invoiceOf.set(line.key, invoice.id);
@@ -405,33 +420,77 @@ export class CustomerBillingService {
 }
 
 /**
- * The invoice line of a billed period: the product's name, handle and tax code, the period, the exact
- * amount, and whether the price includes tax.
+ * The invoice lines of a billed period: the product's name, handle and tax code, the period, the exact
+ * amount, and whether the price includes tax. A whole period of a volume, graduated or package price
+ * bills one line per tier reached (and per flat amount) or the packages, at the real quantities
+ * (priceLines); any other period is one line.
  */
-function invoiceItem(line: Line): InvoiceItemInput {
-  if (line.adjustment) {
-    return {
-      quantity: '1',
-      unitAmount: String(line.amount),
-      sku: line.product.handle ?? null,
-      title: line.product.name,
-      description: `${line.price.name}, late usage adjustment (quantity now ${line.quantity})`,
-      periodStart: line.period.start,
-      periodEnd: line.period.end,
-      taxCode: line.product.taxCode ?? null,
-      taxBehavior: line.price.taxBehavior,
-    };
-  }
-  const figures = lineFigures(line.quantity, line.amount);
-  return {
-    quantity: figures.quantity,
-    unitAmount: figures.unitAmount,
+function invoiceItems(line: Line): InvoiceItemInput[] {
+  const common = {
     sku: line.product.handle ?? null,
     title: line.product.name,
-    description: figures.whole ? `${line.price.name}, quantity ${line.quantity}` : line.price.name,
     periodStart: line.period.start,
     periodEnd: line.period.end,
     taxCode: line.product.taxCode ?? null,
     taxBehavior: line.price.taxBehavior,
   };
+  if (line.adjustment) {
+    return [
+      {
+        ...common,
+        quantity: '1',
+        unitAmount: String(line.amount),
+        description: `${line.price.name}, late usage adjustment (quantity now ${line.quantity})`,
+      },
+    ];
+  }
+  const model = line.price.priceModel;
+  if (model !== 'fee' && !line.prorated) {
+    const entry = line.price.pricing[line.subscription.currency.toLowerCase()];
+    if (entry) {
+      return priceLines(model, entry, line.quantity).map((part) => ({
+        ...common,
+        quantity: part.quantity,
+        unitAmount: part.unitAmount,
+        description: partDescription(line, part),
+      }));
+    }
+  }
+  const figures = lineFigures(line.quantity, line.amount);
+  return [
+    {
+      ...common,
+      quantity: figures.quantity,
+      unitAmount: figures.unitAmount,
+      description: figures.whole ? `${line.price.name}, quantity ${line.quantity}` : line.price.name,
+    },
+  ];
+}
+
+/** `up to 10`, `over 10 up to 20`, `over 20`: the quantities a tier covers. */
+function tierRange(part: PriceLine): string {
+  const from = part.from ?? '0';
+  if (part.upTo == null) return from === '0' ? '' : `, over ${from}`;
+  return from === '0' ? `, up to ${part.upTo}` : `, over ${from} up to ${part.upTo}`;
+}
+
+/** What one line of a tiered or package period is, in words. */
+function partDescription(line: Line, part: PriceLine): string {
+  const name = line.price.name;
+  switch (part.kind) {
+    case 'tier': {
+      const figures = part.collapsed ? ` (${part.collapsed.units} × ${part.collapsed.rate})` : '';
+      return `${name}, tier ${part.tier}${tierRange(part)}${figures}`;
+    }
+    case 'flat':
+      return `${name}, tier ${part.tier} flat amount`;
+    case 'package': {
+      const { packageSize } = line.price.pricing[line.subscription.currency.toLowerCase()] as {
+        packageSize: number;
+      };
+      return `${name}, packages of ${packageSize} (quantity ${line.quantity})`;
+    }
+    case 'rounding':
+      return `${name}, rounding of the tier lines to the amount rounded once`;
+  }
 }
