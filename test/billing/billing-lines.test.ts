@@ -166,4 +166,50 @@ describe('readable lines of tiered and package prices', () => {
     expect(preview.totalExclVat).toBe(invoice.totalExclVat);
     expect(preview.totalInclVat).toBe(invoice.totalInclVat);
   });
+
+  it('keeps the lines of one period on one invoice when they reach the line limit', async () => {
+    // given a daily graduated price of 100 tiers, each with a flat amount: 200 lines a period
+    const env = await t.createEnvironment();
+    const product = await f.createProduct(env, { name: 'Seat' });
+    const customerId = await f.createCustomer(env);
+    const tiers = Array.from({ length: 100 }, (_, index) => ({
+      upTo: index === 99 ? null : index + 1,
+      unitAmount: 10,
+      flatAmount: 1,
+    }));
+    const price = await f.createPrice(env, {
+      name: 'Steps',
+      termUnit: 'day',
+      priceModel: 'graduated',
+      pricing: { eur: { tiers } },
+    });
+    await f.subscribe(env, {
+      customerId,
+      term: { start: '2026-03-01' },
+      items: [{ productId: product.id, priceId: price.id, quantity: 100 }],
+    });
+
+    // when a run bills six days at once (1,200 lines)
+    const run = await f.runBilling(env, midnight('2026-03-06'));
+
+    // then five whole periods fill the first invoice (1,000 lines) and the sixth starts another
+    expect(run).toMatchObject({ status: 'succeeded', invoiceCount: 2, periodCount: 6 });
+    const invoices: { id: string; totalExclVat: number; items: Item[] }[] = await f.invoicesOf(
+      env,
+      customerId,
+    );
+    expect(invoices.map((invoice) => [invoice.items.length, invoice.totalExclVat])).toEqual([
+      [1000, 5 * 1100],
+      [200, 1100],
+    ]);
+    expect(invoices[1]?.items.every((line) => line.periodStart === '2026-03-06')).toBe(true);
+    const billed = await t.sql<{ invoice_id: string; periods: string }>(
+      'select invoice_id, count(*) as periods from billed_period where environment_id = $1 group by invoice_id',
+      [env.id],
+    );
+    expect(Object.fromEntries(billed.map((row) => [row.invoice_id, Number(row.periods)]))).toEqual({
+      [invoices[0]?.id as string]: 5,
+      [invoices[1]?.id as string]: 1,
+    });
+  });
 });
