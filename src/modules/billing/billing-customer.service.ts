@@ -40,7 +40,7 @@ import {
   SubscriptionSchema,
 } from '../subscription/subscription.entity.ts';
 import { proratedPeriodAmount, prorationInvoiceItem } from '../subscription/subscription.proration.ts';
-import { BilledPeriodSchema, BillingRunSchema } from './billing-run.entity.ts';
+import { type BilledPeriod, BilledPeriodSchema, BillingRunSchema } from './billing-run.entity.ts';
 
 /** One period of one item, priced. */
 type Line = {
@@ -53,6 +53,8 @@ type Line = {
   amount: number;
   /** A period cut short by the end of its term: billed prorated, as one line. */
   prorated?: boolean;
+  /** A period billed before whose draft was deleted: billed again as recorded, on this run's invoice. */
+  released?: BilledPeriod;
   /** A late-usage adjustment of an already billed period: `amount` is the difference it bills. */
   adjustment?: UsageAdjustment;
 };
@@ -76,6 +78,16 @@ function lineFigures(
     return { quantity: units.toFixed(), unitAmount: unitAmount.toFixed(), whole: false };
   }
   return { quantity: '1', unitAmount: String(amount), whole: true };
+}
+
+/** The amount of the price for `quantity`, or null where the pricing refuses it. */
+function tryPriceAmount(price: Price, entry: Price['pricing'][string], quantity: string): number | null {
+  try {
+    return priceAmount(price.priceModel, entry, quantity);
+  } catch (error) {
+    if (error instanceof RangeError) return null;
+    throw error;
+  }
 }
 
 /** What a preview answers for each invoice a run would create: the draft as the run would write it. */
@@ -144,12 +156,52 @@ export class CustomerBillingService {
       },
       { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
     );
+    // Periods released by the deletion of their draft: recorded as billed, on no invoice, yet not zero
+    // (a period of no usage has no line to lose). They are billed again as recorded.
+    const releasedIds = await tx.execute<{ id: string }[]>(
+      `select b.id from billed_period b
+       join subscription_item i on i.environment_id = b.environment_id and i.id = b.subscription_item_id
+       join subscription s on s.environment_id = i.environment_id and s.id = i.subscription_id
+       where b.environment_id = ? and s.customer_id = ? and b.invoice_id is null and b.quantity <> 0
+         ${options.subscriptionId ? 'and s.id = ?' : ''}`,
+      [environmentId, customerId, ...(options.subscriptionId ? [options.subscriptionId] : [])],
+    );
+    const released =
+      releasedIds.length > 0
+        ? await tx.find(
+            BilledPeriodSchema,
+            { environmentId, id: { $in: releasedIds.map((row) => row.id) } },
+            {
+              orderBy: { subscriptionItemId: 'asc', periodStart: 'asc' },
+              lockMode: LockMode.PESSIMISTIC_WRITE,
+            },
+          )
+        : [];
+    const releasedItems =
+      released.length > 0
+        ? await tx.find(SubscriptionItemSchema, {
+            environmentId,
+            id: { $in: [...new Set(released.map((row) => row.subscriptionItemId))] },
+          })
+        : [];
+    const releasedSubscriptions =
+      releasedItems.length > 0
+        ? await tx.find(SubscriptionSchema, {
+            environmentId,
+            id: { $in: [...new Set(releasedItems.map((item) => item.subscriptionId))] },
+          })
+        : [];
     const priceIds = [
       ...items.map((item) => item.priceId),
+      ...releasedItems.map((item) => item.priceId),
       ...changes.flatMap((change) => change.priceId ?? []),
       ...prorations.map((line) => line.priceId),
     ];
-    const productIds = [...items.map((item) => item.productId), ...prorations.map((line) => line.productId)];
+    const productIds = [
+      ...items.map((item) => item.productId),
+      ...releasedItems.map((item) => item.productId),
+      ...prorations.map((line) => line.productId),
+    ];
     const metricIds = [
       ...new Set(items.flatMap((item) => (item.billableMetricId ? [item.billableMetricId] : []))),
     ];
@@ -244,6 +296,31 @@ export class CustomerBillingService {
       }
     }
 
+    for (const row of released) {
+      const item = releasedItems.find(
+        (candidate) => candidate.id === row.subscriptionItemId,
+      ) as SubscriptionItem;
+      const subscription = releasedSubscriptions.find(
+        (candidate) => candidate.id === item.subscriptionId,
+      ) as Subscription;
+      const price = priceById.get(item.priceId) as Price;
+      const quantity = new Decimal(row.quantity).toFixed();
+      const entry = price.pricing[subscription.currency.toLowerCase()];
+      // The recorded amount is what the period bills; the price's lines show it when they give it.
+      const repriced = entry ? tryPriceAmount(price, entry, quantity) : null;
+      lines.push({
+        subscription,
+        item,
+        price,
+        product: productById.get(item.productId) as Product,
+        period: { start: row.periodStart, end: row.periodEnd },
+        quantity,
+        amount: row.amount,
+        prorated: repriced !== row.amount,
+        released: row,
+      });
+    }
+
     const invoiced: Invoiced[] = [
       ...lines
         // A period of no usage bills nothing; an adjustment bills when it changes the amount.
@@ -274,6 +351,10 @@ export class CustomerBillingService {
       return created;
     }
     for (const line of lines) {
+      if (line.released) {
+        line.released.invoiceId = invoiceOf.get(line) ?? null;
+        continue;
+      }
       if (line.adjustment) {
         line.adjustment.billedAt = now;
         line.adjustment.invoiceId = invoiceOf.get(line) ?? null;
@@ -296,7 +377,7 @@ export class CustomerBillingService {
     const ids = created.map(({ invoice }) => invoice.id);
     run.invoiceCount += ids.length;
     run.invoiceIds = [...run.invoiceIds, ...ids];
-    run.periodCount += lines.length;
+    run.periodCount += lines.filter((line) => !line.released).length;
     run.renewalCount += renewals;
     run.endedCount += ended;
     return created;
