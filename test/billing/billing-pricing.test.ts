@@ -23,19 +23,20 @@ describe('what a billing run bills', () => {
 
   it('prices fee, volume, graduated and package items with the pricing functions, exactly', async () => {
     // given one subscription with an item of every model (and of awkward quantities)
-    const cases: { price: PriceInput; quantity: number; amount: number; line: [number, number] }[] = [
+    type Figures = [quantity: number, unitAmount: number, amount: number, description: string];
+    const cases: { price: PriceInput; quantity: number; amount: number; lines: Figures[] }[] = [
       {
         price: { priceModel: 'fee', pricing: { eur: { amount: 1999 } } },
         quantity: 3,
         amount: 5997,
-        line: [3, 1999],
+        lines: [[3, 1999, 5997, 'Model 0']],
       },
       // 1001 x 0.25 = 250.25: rounded once, and billed as one unit of 250
       {
         price: { priceModel: 'fee', pricing: { eur: { amount: 0.25 } } },
         quantity: 1001,
         amount: 250,
-        line: [1, 250],
+        lines: [[1, 250, 250, 'Model 1, quantity 1001']],
       },
       {
         price: {
@@ -51,7 +52,7 @@ describe('what a billing run bills', () => {
         },
         quantity: 12,
         amount: 4800,
-        line: [12, 400],
+        lines: [[12, 400, 4800, 'Model 2, tier 2, over 10']],
       },
       {
         price: {
@@ -67,7 +68,10 @@ describe('what a billing run bills', () => {
         },
         quantity: 12,
         amount: 4900,
-        line: [1, 4900],
+        lines: [
+          [12, 400, 4800, 'Model 3, tier 2, over 10'],
+          [1, 100, 100, 'Model 3, tier 2 flat amount'],
+        ],
       },
       {
         price: {
@@ -83,13 +87,17 @@ describe('what a billing run bills', () => {
         },
         quantity: 12,
         amount: 6800,
-        line: [1, 6800],
+        lines: [
+          [10, 500, 5000, 'Model 4, tier 1, up to 10'],
+          [1, 1000, 1000, 'Model 4, tier 1 flat amount'],
+          [2, 400, 800, 'Model 4, tier 2, over 10'],
+        ],
       },
       {
         price: { priceModel: 'package', pricing: { eur: { amount: 1000, packageSize: 100 } } },
         quantity: 250,
         amount: 3000,
-        line: [250, 12],
+        lines: [[3, 1000, 3000, 'Model 5, packages of 100 (quantity 250)']],
       },
     ];
     const customer = await f.createCustomer(env, { name: 'Models' });
@@ -103,19 +111,23 @@ describe('what a billing run bills', () => {
     // when a run bills the first period
     await f.runBilling(env, midnight('2026-01-01'));
 
-    // then every line carries the amount its pricing function gives, with quantity x unitAmount equal to it
+    // then every period bills the amount its pricing function gives, in lines of quantity x unitAmount
     const [invoice] = await f.invoicesOf(env, customer);
-    expect(invoice.items).toHaveLength(cases.length);
-    cases.forEach(({ price, quantity, amount, line }, index) => {
+    const expected = cases.flatMap(({ lines }) => lines);
+    expect(invoice.items).toHaveLength(expected.length);
+    for (const { price, quantity, amount, lines } of cases) {
       expect(priceAmount(price.priceModel as never, price.pricing.eur as never, quantity)).toBe(amount);
+      expect(lines.reduce((sum, line) => sum + line[2], 0)).toBe(amount);
+    }
+    expected.forEach(([quantity, unitAmount, amount, description], index) => {
       expect(invoice.items[index]).toMatchObject({
-        quantity: line[0],
-        unitAmount: line[1],
+        quantity,
+        unitAmount,
         amount,
         taxAmount: Math.round(amount * 0.2),
         sku: 'api',
         title: 'API',
-        description: line[0] === quantity ? `Model ${index}` : `Model ${index}, quantity ${quantity}`,
+        description,
         periodStart: '2026-01-01',
         periodEnd: '2026-02-01',
         tax: { taxCode: 'VAT', taxRate: 20 },

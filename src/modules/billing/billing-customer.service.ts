@@ -19,7 +19,7 @@ import {
 import { effectiveMeteringSettings } from '../metering/metering-settings.service.ts';
 import { usageQuantity } from '../metering/usage.aggregate.ts';
 import { type Price, PriceSchema } from '../price/price.entity.ts';
-import { priceAmount } from '../price/pricing.ts';
+import { type PriceLine, priceAmount, priceLines } from '../price/pricing.ts';
 import { type Product, ProductSchema } from '../product/product.entity.ts';
 import {
   advance,
@@ -40,7 +40,7 @@ import {
   SubscriptionSchema,
 } from '../subscription/subscription.entity.ts';
 import { proratedPeriodAmount, prorationInvoiceItem } from '../subscription/subscription.proration.ts';
-import { BilledPeriodSchema, BillingRunSchema } from './billing-run.entity.ts';
+import { type BilledPeriod, BilledPeriodSchema, BillingRunSchema } from './billing-run.entity.ts';
 
 /** One period of one item, priced. */
 type Line = {
@@ -51,6 +51,10 @@ type Line = {
   period: Period;
   quantity: string;
   amount: number;
+  /** A period cut short by the end of its term: billed prorated, as one line. */
+  prorated?: boolean;
+  /** A period billed before whose draft was deleted: billed again as recorded, on this run's invoice. */
+  released?: BilledPeriod;
   /** A late-usage adjustment of an already billed period: `amount` is the difference it bills. */
   adjustment?: UsageAdjustment;
 };
@@ -76,6 +80,16 @@ function lineFigures(
   return { quantity: '1', unitAmount: String(amount), whole: true };
 }
 
+/** The amount of the price for `quantity`, or null where the pricing refuses it. */
+function tryPriceAmount(price: Price, entry: Price['pricing'][string], quantity: string): number | null {
+  try {
+    return priceAmount(price.priceModel, entry, quantity);
+  } catch (error) {
+    if (error instanceof RangeError) return null;
+    throw error;
+  }
+}
+
 /** What a preview answers for each invoice a run would create: the draft as the run would write it. */
 export type PreviewInvoice = { invoice: Invoice; items: InvoiceItem[] };
 
@@ -86,8 +100,8 @@ export type BillOptions = {
   preview?: boolean;
 };
 
-/** An invoice line to be, of a billed period or of a proration line. */
-type Invoiced = { currency: string; item: InvoiceItemInput; key: object };
+/** The invoice lines to be of a billed period or of a proration line: they go on one invoice. */
+type Invoiced = { currency: string; items: InvoiceItemInput[]; key: object };
 
 /** The billing of one customer within a run: its item periods priced, invoiced and recorded. */
 export class CustomerBillingService {
@@ -142,12 +156,52 @@ export class CustomerBillingService {
       },
       { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
     );
+    // Periods released by the deletion of their draft: recorded as billed, on no invoice, yet not zero
+    // (a period of no usage has no line to lose). They are billed again as recorded.
+    const releasedIds = await tx.execute<{ id: string }[]>(
+      `select b.id from billed_period b
+       join subscription_item i on i.environment_id = b.environment_id and i.id = b.subscription_item_id
+       join subscription s on s.environment_id = i.environment_id and s.id = i.subscription_id
+       where b.environment_id = ? and s.customer_id = ? and b.invoice_id is null and b.quantity <> 0
+         ${options.subscriptionId ? 'and s.id = ?' : ''}`,
+      [environmentId, customerId, ...(options.subscriptionId ? [options.subscriptionId] : [])],
+    );
+    const released =
+      releasedIds.length > 0
+        ? await tx.find(
+            BilledPeriodSchema,
+            { environmentId, id: { $in: releasedIds.map((row) => row.id) } },
+            {
+              orderBy: { subscriptionItemId: 'asc', periodStart: 'asc' },
+              lockMode: LockMode.PESSIMISTIC_WRITE,
+            },
+          )
+        : [];
+    const releasedItems =
+      released.length > 0
+        ? await tx.find(SubscriptionItemSchema, {
+            environmentId,
+            id: { $in: [...new Set(released.map((row) => row.subscriptionItemId))] },
+          })
+        : [];
+    const releasedSubscriptions =
+      releasedItems.length > 0
+        ? await tx.find(SubscriptionSchema, {
+            environmentId,
+            id: { $in: [...new Set(releasedItems.map((item) => item.subscriptionId))] },
+          })
+        : [];
     const priceIds = [
       ...items.map((item) => item.priceId),
+      ...releasedItems.map((item) => item.priceId),
       ...changes.flatMap((change) => change.priceId ?? []),
       ...prorations.map((line) => line.priceId),
     ];
-    const productIds = [...items.map((item) => item.productId), ...prorations.map((line) => line.productId)];
+    const productIds = [
+      ...items.map((item) => item.productId),
+      ...releasedItems.map((item) => item.productId),
+      ...prorations.map((line) => line.productId),
+    ];
     const metricIds = [
       ...new Set(items.flatMap((item) => (item.billableMetricId ? [item.billableMetricId] : []))),
     ];
@@ -215,6 +269,7 @@ export class CustomerBillingService {
             product: productById.get(item.productId) as Product,
             period: cut ? { start: period.start, end: cut } : period,
             quantity,
+            prorated: cut !== null,
             amount: cut
               ? this.prorated(subscription, price, quantity, period, cut)
               : this.price(subscription, price, quantity),
@@ -241,18 +296,45 @@ export class CustomerBillingService {
       }
     }
 
+    for (const row of released) {
+      const item = releasedItems.find(
+        (candidate) => candidate.id === row.subscriptionItemId,
+      ) as SubscriptionItem;
+      const subscription = releasedSubscriptions.find(
+        (candidate) => candidate.id === item.subscriptionId,
+      ) as Subscription;
+      const price = priceById.get(item.priceId) as Price;
+      const quantity = new Decimal(row.quantity).toFixed();
+      const entry = price.pricing[subscription.currency.toLowerCase()];
+      // The recorded amount is what the period bills; the price's lines show it when they give it.
+      const repriced = entry ? tryPriceAmount(price, entry, quantity) : null;
+      lines.push({
+        subscription,
+        item,
+        price,
+        product: productById.get(item.productId) as Product,
+        period: { start: row.periodStart, end: row.periodEnd },
+        quantity,
+        amount: row.amount,
+        prorated: repriced !== row.amount,
+        released: row,
+      });
+    }
+
     const invoiced: Invoiced[] = [
       ...lines
         // A period of no usage bills nothing; an adjustment bills when it changes the amount.
         .filter((line) => (line.adjustment ? line.amount !== 0 : !new Decimal(line.quantity).isZero()))
-        .map((line) => ({ currency: line.subscription.currency, item: invoiceItem(line), key: line })),
+        .map((line) => ({ currency: line.subscription.currency, items: invoiceItems(line), key: line })),
       ...prorations.map((line) => ({
         currency: line.currency,
-        item: prorationInvoiceItem(
-          line,
-          productById.get(line.productId) as Product,
-          priceById.get(line.priceId) as Price,
-        ),
+        items: [
+          prorationInvoiceItem(
+            line,
+            productById.get(line.productId) as Product,
+            priceById.get(line.priceId) as Price,
+          ),
+        ],
         key: line,
       })),
     ];
@@ -269,6 +351,10 @@ export class CustomerBillingService {
       return created;
     }
     for (const line of lines) {
+      if (line.released) {
+        line.released.invoiceId = invoiceOf.get(line) ?? null;
+        continue;
+      }
       if (line.adjustment) {
         line.adjustment.billedAt = now;
         line.adjustment.invoiceId = invoiceOf.get(line) ?? null;
@@ -291,7 +377,7 @@ export class CustomerBillingService {
     const ids = created.map(({ invoice }) => invoice.id);
     run.invoiceCount += ids.length;
     run.invoiceIds = [...run.invoiceIds, ...ids];
-    run.periodCount += lines.length;
+    run.periodCount += lines.filter((line) => !line.released).length;
     run.renewalCount += renewals;
     run.endedCount += ended;
     return created;
@@ -379,13 +465,23 @@ export class CustomerBillingService {
     const drafts = new InvoiceDraftService(invoiceCtx);
     const booking = new InvoiceBookingService(invoiceCtx);
     for (const [currency, billed] of byCurrency) {
-      for (let start = 0; start < billed.length; start += MAX_LINES_PER_INVOICE) {
-        const invoiced = billed.slice(start, start + MAX_LINES_PER_INVOICE);
+      // The lines of one period stay together: an invoice takes whole periods up to its line limit.
+      const chunks: Invoiced[][] = [];
+      let size = MAX_LINES_PER_INVOICE;
+      for (const line of billed) {
+        if (size + line.items.length > MAX_LINES_PER_INVOICE) {
+          chunks.push([]);
+          size = 0;
+        }
+        chunks.at(-1)?.push(line);
+        size += line.items.length;
+      }
+      for (const invoiced of chunks) {
         const invoice = await drafts.create({
           customerId,
           currency,
           date: dateOf(asOf),
-          items: invoiced.map((line) => line.item),
+          items: invoiced.flatMap((line) => line.items),
         });
         if (!preview && customer.collectionMode !== 'draft_invoice') await booking.book(invoice.id);
         for (const line of invoiced) invoiceOf.set(line.key, invoice.id);
@@ -405,33 +501,77 @@ export class CustomerBillingService {
 }
 
 /**
- * The invoice line of a billed period: the product's name, handle and tax code, the period, the exact
- * amount, and whether the price includes tax.
+ * The invoice lines of a billed period: the product's name, handle and tax code, the period, the exact
+ * amount, and whether the price includes tax. A whole period of a volume, graduated or package price
+ * bills one line per tier reached (and per flat amount) or the packages, at the real quantities
+ * (priceLines); any other period is one line.
  */
-function invoiceItem(line: Line): InvoiceItemInput {
-  if (line.adjustment) {
-    return {
-      quantity: '1',
-      unitAmount: String(line.amount),
-      sku: line.product.handle ?? null,
-      title: line.product.name,
-      description: `${line.price.name}, late usage adjustment (quantity now ${line.quantity})`,
-      periodStart: line.period.start,
-      periodEnd: line.period.end,
-      taxCode: line.product.taxCode ?? null,
-      taxBehavior: line.price.taxBehavior,
-    };
-  }
-  const figures = lineFigures(line.quantity, line.amount);
-  return {
-    quantity: figures.quantity,
-    unitAmount: figures.unitAmount,
+function invoiceItems(line: Line): InvoiceItemInput[] {
+  const common = {
     sku: line.product.handle ?? null,
     title: line.product.name,
-    description: figures.whole ? `${line.price.name}, quantity ${line.quantity}` : line.price.name,
     periodStart: line.period.start,
     periodEnd: line.period.end,
     taxCode: line.product.taxCode ?? null,
     taxBehavior: line.price.taxBehavior,
   };
+  if (line.adjustment) {
+    return [
+      {
+        ...common,
+        quantity: '1',
+        unitAmount: String(line.amount),
+        description: `${line.price.name}, late usage adjustment (quantity now ${line.quantity})`,
+      },
+    ];
+  }
+  const model = line.price.priceModel;
+  if (model !== 'fee' && !line.prorated) {
+    const entry = line.price.pricing[line.subscription.currency.toLowerCase()];
+    if (entry) {
+      return priceLines(model, entry, line.quantity).map((part) => ({
+        ...common,
+        quantity: part.quantity,
+        unitAmount: part.unitAmount,
+        description: partDescription(line, part),
+      }));
+    }
+  }
+  const figures = lineFigures(line.quantity, line.amount);
+  return [
+    {
+      ...common,
+      quantity: figures.quantity,
+      unitAmount: figures.unitAmount,
+      description: figures.whole ? `${line.price.name}, quantity ${line.quantity}` : line.price.name,
+    },
+  ];
+}
+
+/** `up to 10`, `over 10 up to 20`, `over 20`: the quantities a tier covers. */
+function tierRange(part: PriceLine): string {
+  const from = part.from ?? '0';
+  if (part.upTo == null) return from === '0' ? '' : `, over ${from}`;
+  return from === '0' ? `, up to ${part.upTo}` : `, over ${from} up to ${part.upTo}`;
+}
+
+/** What one line of a tiered or package period is, in words. */
+function partDescription(line: Line, part: PriceLine): string {
+  const name = line.price.name;
+  switch (part.kind) {
+    case 'tier': {
+      const figures = part.collapsed ? ` (${part.collapsed.units} × ${part.collapsed.rate})` : '';
+      return `${name}, tier ${part.tier}${tierRange(part)}${figures}`;
+    }
+    case 'flat':
+      return `${name}, tier ${part.tier} flat amount`;
+    case 'package': {
+      const { packageSize } = line.price.pricing[line.subscription.currency.toLowerCase()] as {
+        packageSize: number;
+      };
+      return `${name}, packages of ${packageSize} (quantity ${line.quantity})`;
+    }
+    case 'rounding':
+      return `${name}, rounding of the tier lines to the amount rounded once`;
+  }
 }

@@ -208,7 +208,7 @@ export class BillingRunService {
 
   /**
    * The next customers, in id order after `after`, with an item due, a term to renew, a subscription to
-   * end or a proration line waiting.
+   * end, a proration line waiting or a billed period released by the deletion of its draft.
    */
   private async customersWithWork(asOf: Date, after: string): Promise<string[]> {
     const rows = await this.transaction((tx) =>
@@ -222,6 +222,11 @@ export class BillingRunService {
            union
            select p.customer_id from proration_line p
            where p.environment_id = ? and p.customer_id > ? and p.invoice_id is null and p.bill_from <= ?
+           union
+           select s.customer_id from billed_period b
+           join subscription_item i on i.environment_id = b.environment_id and i.id = b.subscription_item_id
+           join subscription s on s.environment_id = i.environment_id and s.id = i.subscription_id
+           where b.environment_id = ? and s.customer_id > ? and b.invoice_id is null and b.quantity <> 0
          ) work order by customer_id limit ?`,
         [
           this.ctx.environmentId,
@@ -232,6 +237,8 @@ export class BillingRunService {
           this.ctx.environmentId,
           after,
           asOf,
+          this.ctx.environmentId,
+          after,
           CUSTOMER_BATCH,
         ],
       ),

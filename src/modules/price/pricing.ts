@@ -141,3 +141,112 @@ export function priceAmountExact(model: PriceModel, entry: PricingEntry, quantit
 export function proratedAmount(exact: Decimal, share: number, of: number): number {
   return toMinorUnits(exact.times(share).dividedBy(of));
 }
+
+/** Decimal places an invoice line keeps in its quantity and unit amount. */
+export const LINE_DECIMALS = 6;
+
+/**
+ * One invoice line of a tiered or package amount, in figures a reader can check: `quantity` ×
+ * `unitAmount`, rounded half away from zero, is `amount`.
+ * - `tier`: the units of tier `tier` (1-based) at its unit amount; `from`/`upTo` bound the tier.
+ * - `flat`: the flat amount of tier `tier`, once.
+ * - `package`: the started packages at the package amount.
+ * - `rounding`: what rounding each line on its own leaves over against the amount rounded once.
+ * `collapsed` marks a tier line whose unit amount (or slice) has more decimals than a line keeps: it
+ * bills one unit at the slice's rounded amount and `units`/`rate` name the real figures.
+ */
+export type PriceLine = {
+  kind: 'tier' | 'flat' | 'package' | 'rounding';
+  quantity: string;
+  unitAmount: string;
+  amount: number;
+  tier?: number;
+  from?: string;
+  upTo?: string | null;
+  collapsed?: { units: string; rate: string };
+};
+
+const fitsLine = (value: Decimal) => value.decimalPlaces() <= LINE_DECIMALS && value.precision(true) <= 15;
+
+/** The line of `units` at `rate` for tier `tier`: exact figures when they fit a line, else one unit. */
+function tierLine(
+  tier: number,
+  bounds: Pick<PriceLine, 'from' | 'upTo'>,
+  units: Decimal,
+  rate: Decimal,
+): PriceLine {
+  const exact = units.times(rate);
+  const amount = toMinorUnits(exact);
+  if (fitsLine(units) && fitsLine(rate)) {
+    return { kind: 'tier', tier, ...bounds, quantity: units.toFixed(), unitAmount: rate.toFixed(), amount };
+  }
+  return {
+    kind: 'tier',
+    tier,
+    ...bounds,
+    quantity: '1',
+    unitAmount: String(amount),
+    amount,
+    collapsed: { units: units.toFixed(), rate: rate.toFixed() },
+  };
+}
+
+const flatLine = (tier: number, flat: number): PriceLine => ({
+  kind: 'flat',
+  tier,
+  quantity: '1',
+  unitAmount: String(flat),
+  amount: flat,
+});
+
+/**
+ * The lines a `volume`, `graduated` or `package` amount for `quantity` bills: graduated, one line per
+ * tier reached at its own unit amount and each reached tier's flat amount as a line of its own; volume,
+ * the whole quantity at the reached tier's unit amount and its flat amount; package, the started
+ * packages at the package amount. Each line is rounded on its own; when fractional unit amounts make
+ * their sum differ from the amount rounded once, a `rounding` line carries the difference, so the lines
+ * always add up to exactly `priceAmount`. A quantity of zero bills no lines.
+ */
+export function priceLines(
+  model: Exclude<PriceModel, 'fee'>,
+  entry: PricingEntry,
+  quantity: Quantity,
+): PriceLine[] {
+  const q = quantityOf(quantity);
+  if (q.isZero()) return [];
+  const lines: PriceLine[] = [];
+  if (model === 'package') {
+    const { amount, packageSize } = entry as PackageEntry;
+    const packages = q.dividedBy(packageSize).ceil();
+    lines.push({
+      kind: 'package',
+      quantity: packages.toFixed(),
+      unitAmount: String(amount),
+      amount: toMinorUnits(packages.times(amount)),
+    });
+  } else {
+    const { tiers } = entry as TieredEntry;
+    let lower = new Decimal(0);
+    for (const [index, tier] of tiers.entries()) {
+      const bounds = { from: lower.toFixed(), upTo: tier.upTo === null ? null : String(tier.upTo) };
+      const reached = model === 'volume' ? tier === tierFor(tiers, q) : q.gt(lower);
+      if (model === 'graduated' && !reached) break;
+      if (reached) {
+        const upper = model === 'volume' || tier.upTo === null ? q : Decimal.min(q, tier.upTo);
+        const units = model === 'volume' ? q : upper.minus(lower);
+        lines.push(tierLine(index + 1, bounds, units, new Decimal(tier.unitAmount)));
+        if (tier.flatAmount) lines.push(flatLine(index + 1, tier.flatAmount));
+        if (model === 'volume') break;
+      }
+      if (tier.upTo === null) break;
+      lower = new Decimal(tier.upTo);
+    }
+    if (model === 'graduated' && q.gt(lower) && tiers.at(-1)?.upTo !== null) throw beyondLastTier(q);
+  }
+  const total = priceAmount(model, entry, q);
+  const rounding = total - lines.reduce((sum, line) => sum + line.amount, 0);
+  if (rounding !== 0) {
+    lines.push({ kind: 'rounding', quantity: '1', unitAmount: String(rounding), amount: rounding });
+  }
+  return lines;
+}
