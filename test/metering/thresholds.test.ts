@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { billingFixtures } from '../subscription/fixtures.ts';
 import { gql } from '../support/catalog.ts';
@@ -65,19 +66,20 @@ describe('usage thresholds', () => {
 
   it('emits exactly one event per period when concurrent batches together cross it', async () => {
     const { itemId, event } = await meteredItem(env, 'gb_concurrent');
-    const created = await createThreshold(env, { subscriptionItemId: itemId, kind: 'usage', value: 10 });
+    const created = await createThreshold(env, { subscriptionItemId: itemId, kind: 'usage', value: 11 });
     expect(created.userErrors).toEqual([]);
     const threshold = created.usageThreshold;
-    expect(threshold).toMatchObject({ subscriptionItemId: itemId, kind: 'usage', value: 10 });
+    expect(threshold).toMatchObject({ subscriptionItemId: itemId, kind: 'usage', value: 11 });
 
     // Below the threshold: nothing.
     await metering.ingestOk(env, [event('2026-01-05T10:00:00Z', 3)]);
     expect(await crossings(env, threshold.id)).toEqual([]);
 
-    // Eight concurrent batches of 2 GB each: none crosses 10 alone, together they do (3 + 16 = 19).
+    // Eight concurrent batches of 1 GB each: none reaches 11 alone, only all of them together do
+    // (3 + 8 = 11), so the threshold is seen only by a batch that sees every other one committed.
     const batches = Array.from({ length: 8 }, (_, n) => [
-      event(`2026-01-${String(10 + n).padStart(2, '0')}T10:00:00Z`, 1),
-      event(`2026-01-${String(10 + n).padStart(2, '0')}T11:00:00Z`, 1),
+      event(`2026-01-${String(10 + n).padStart(2, '0')}T10:00:00Z`, 0.5),
+      event(`2026-01-${String(10 + n).padStart(2, '0')}T11:00:00Z`, 0.5),
     ]);
     const results = await Promise.all(batches.map((batch) => metering.ingestOk(env, batch)));
     expect(results.map((result) => result.accepted)).toEqual(Array(8).fill(2));
@@ -88,11 +90,10 @@ describe('usage thresholds', () => {
       periodStart: '2026-01-01',
       periodEnd: '2026-02-01',
       currency: 'EUR',
-      threshold: { id: threshold.id, kind: 'usage', value: 10, subscriptionItemId: itemId },
+      threshold: { id: threshold.id, kind: 'usage', value: 11, subscriptionItemId: itemId },
+      quantity: 11,
+      amount: 1100,
     });
-    // The quantity at the crossing is at least the threshold, at most everything sent.
-    expect(data.quantity).toBeGreaterThanOrEqual(10);
-    expect(data.quantity).toBeLessThanOrEqual(19);
 
     // More usage in the same period: no second event.
     await metering.ingestOk(env, [event('2026-01-20T10:00:00Z', 50)]);
@@ -101,10 +102,48 @@ describe('usage thresholds', () => {
     // The next period counts afresh: below, then crossing once more.
     await metering.ingestOk(env, [event('2026-02-03T10:00:00Z', 9)]);
     expect(await crossings(env, threshold.id)).toHaveLength(1);
-    await metering.ingestOk(env, [event('2026-02-04T10:00:00Z', 1)]);
+    await metering.ingestOk(env, [event('2026-02-04T10:00:00Z', 2)]);
     const second = await crossings(env, threshold.id);
     expect(second).toHaveLength(2);
-    expect(second[1]?.data).toMatchObject({ periodStart: '2026-02-01', quantity: 10, amount: 1000 });
+    expect(second[1]?.data).toMatchObject({ periodStart: '2026-02-01', quantity: 11, amount: 1100 });
+  });
+
+  it('two batches that wait for each other still see each other: the second to check emits', async () => {
+    const { itemId, event } = await meteredItem(env, 'gb_held');
+    const { usageThreshold } = await createThreshold(env, {
+      subscriptionItemId: itemId,
+      kind: 'usage',
+      value: 8,
+    });
+    // Hold the threshold's row so both batches store their events and then queue behind it.
+    const holder = new pg.Client({ connectionString: t.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select id from usage_threshold where id = $1 for update', [usageThreshold.id]);
+      const sent = [
+        metering.ingestOk(env, [event('2026-04-02T00:00:00Z', 5)]),
+        metering.ingestOk(env, [event('2026-04-03T00:00:00Z', 5)]),
+      ];
+      // Until both wait on the lock (at most 10 s: were they not to lock, they finish on their own).
+      for (let wait = 0; wait < 100; wait += 1) {
+        const [{ waiting }] = (
+          await holder.query(
+            `select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+          )
+        ).rows;
+        if (waiting >= 2) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await holder.query('commit');
+      await Promise.all(sent);
+    } finally {
+      await holder.end();
+    }
+    // Neither batch reaches 8 alone; the one that checked second saw the other's committed events.
+    expect((await crossings(env, usageThreshold.id)).map((crossed) => crossed.data)).toEqual([
+      expect.objectContaining({ periodStart: '2026-04-01', quantity: 10 }),
+    ]);
   });
 
   it('an amount threshold compares what the price gives, in minor units', async () => {
