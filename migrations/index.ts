@@ -25,6 +25,7 @@ import { Migration20261125110000Proration } from './Migration20261125110000Prora
 import { Migration20261125120000SellerProfile } from './Migration20261125120000SellerProfile.ts';
 import { Migration20261125130000Metering } from './Migration20261125130000Metering.ts';
 import { Migration20261125140000ProductMetadata } from './Migration20261125140000ProductMetadata.ts';
+import { Migration20261125150000MeteringThresholds } from './Migration20261125150000MeteringThresholds.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -61,4 +62,8 @@ export const migrations = [
   { name: 'Migration20261125130000Metering', class: Migration20261125130000Metering },
   { name: 'Migration20261125110000Proration', class: Migration20261125110000Proration },
   { name: 'Migration20261125120000SellerProfile', class: Migration20261125120000SellerProfile },
+  {
+    name: 'Migration20261125150000MeteringThresholds',
+    class: Migration20261125150000MeteringThresholds,
+  },
 ];

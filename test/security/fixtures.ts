@@ -22,6 +22,8 @@ export type Target =
   | 'subscription'
   | 'subscriptionItem'
   | 'usageItem'
+  /** An event-based item that bills a billable metric (it takes usage thresholds). */
+  | 'meteredItem'
   | 'billingRun'
   /** A billable metric (by id). */
   | 'billableMetric'
@@ -211,7 +213,7 @@ export function tenantFixtures(t: TestApp) {
   async function subscribe(
     env: MarkedEnvironment,
     customerId: string,
-    items: { productId: string; priceId: string }[],
+    items: { productId: string; priceId: string; metricCode?: string }[],
   ) {
     const input = {
       customerId,
@@ -297,6 +299,18 @@ export function tenantFixtures(t: TestApp) {
       { input: { code: `calls-${env.marker}-${next()}`, name: `Calls ${env.marker}`, aggregation: 'count' } },
     );
     return metric as { id: string; code: string };
+  }
+
+  /** A subscription of `customer` whose one item bills the metric `metricCode` at `priceId` (event-based). */
+  async function createMeteredItem(
+    env: MarkedEnvironment,
+    customer: string,
+    productId: string,
+    priceId: string,
+    metricCode: string,
+  ): Promise<string> {
+    const { items } = await subscribe(env, customer, [{ productId, priceId, metricCode }]);
+    return items[0]?.id as string;
   }
 
   async function populate(env: MarkedEnvironment): Promise<Shared> {
@@ -422,6 +436,17 @@ export function tenantFixtures(t: TestApp) {
     );
     // Metering: a billable metric and one usage event of the customer (rows of usage_event and its key).
     const metric = await createMetric(env);
+    // A metered item of the customer with a usage threshold of 1, which the event below crosses.
+    const meteredItem = await createMeteredItem(env, customer, product.id, usagePrice, metric.code);
+    await mutate(
+      env,
+      'usageThresholdCreate',
+      '$input: UsageThresholdCreateInput!',
+      'input: $input',
+      'usageThreshold',
+      'id',
+      { input: { subscriptionItemId: meteredItem, kind: 'usage', value: 1 } },
+    );
     const ingested = await t.rest('POST', '/events', {
       env,
       body: {
@@ -467,6 +492,7 @@ export function tenantFixtures(t: TestApp) {
       subscription: subscription.id,
       subscriptionItem: itemOf('advance'),
       usageItem: itemOf('event_based'),
+      meteredItem,
       billingRun,
       scheduledChange,
       creditedCustomer: customer,
@@ -548,6 +574,11 @@ export function tenantFixtures(t: TestApp) {
           { productId: shared.product, priceId: usagePrice },
         ]);
         return items[0]?.id as string;
+      }
+      case 'meteredItem': {
+        const usagePrice = await createPrice(env, usagePriceBody(env));
+        const metric = await createMetric(env);
+        return createMeteredItem(env, shared.customer, shared.product, usagePrice, metric.code);
       }
       case 'billingRun':
         return runBilling(env);

@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   'subscription.cancelled',
   'billing_run.finished',
   'webhook_endpoint.disabled',
+  'usage_threshold.crossed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -10,6 +10,7 @@ import { SubscriptionItemSchema, SubscriptionSchema } from '../subscription/subs
 import { type BillableMetric, BillableMetricSchema } from './metering.entity.ts';
 import { UsageEventBatchInput, UsageEventInput } from './metering.input.ts';
 import { effectiveMeteringSettings } from './metering-settings.service.ts';
+import { checkThresholds } from './threshold.service.ts';
 
 /** How far ahead of the server's clock an event's timestamp may be. */
 export const FUTURE_TOLERANCE_MS = 24 * 60 * 60 * 1000;
@@ -270,6 +271,7 @@ export class UsageIngestService {
             ),
           ],
         );
+        await checkThresholds(em, environmentId, stored);
         const adjustments = stored.flatMap((event) => late.get(event.index) ?? []);
         if (adjustments.length > 0) {
           await em.execute(

@@ -78,3 +78,25 @@ export const UsageAdjustmentSchema = defineEntity({
 });
 
 export type UsageAdjustment = InferEntity<typeof UsageAdjustmentSchema>;
+
+export const THRESHOLD_KINDS = ['usage', 'amount'] as const;
+export type ThresholdKind = (typeof THRESHOLD_KINDS)[number];
+
+/**
+ * A usage threshold on a metered subscription item: when the item's quantity (`usage`) or the amount
+ * its price gives for it (`amount`, minor units) reaches `value` within a period, ingestion emits
+ * `usage_threshold.crossed`, once per period (the row of `usage_threshold_crossing` is the once).
+ */
+export const UsageThresholdSchema = defineEntity({
+  name: 'UsageThreshold',
+  tableName: 'usage_threshold',
+  properties: {
+    ...tenantKeys(),
+    subscriptionItemId: p.uuid(),
+    kind: p.enum(THRESHOLD_KINDS),
+    value: p.decimal('string').precision(21).scale(6),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export type UsageThreshold = InferEntity<typeof UsageThresholdSchema>;

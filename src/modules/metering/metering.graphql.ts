@@ -16,10 +16,13 @@ import {
   LATE_EVENT_POLICIES,
   type MeteringSettings,
   ROUNDINGS,
+  THRESHOLD_KINDS,
+  type UsageThreshold,
 } from './metering.entity.ts';
 import { MAX_EVENTS_PER_BATCH, MetricCreateInput, MetricUpdateInput } from './metering.input.ts';
 import { MeteringSettingsService, MeteringSettingsUpdateInput } from './metering-settings.service.ts';
 import { MetricService } from './metric.service.ts';
+import { UsageThresholdService } from './threshold.service.ts';
 import { type ItemUsage, UsageService } from './usage.service.ts';
 
 const AggregationEnum = builder.enumType('BillableMetricAggregation', {
@@ -205,6 +208,56 @@ builder.objectField(SubscriptionItemRef, 'metric', (t) =>
   }),
 );
 
+const ThresholdKindEnum = builder.enumType('UsageThresholdKind', {
+  values: THRESHOLD_KINDS,
+  description:
+    'usage: the item’s quantity (the metric aggregated over the period); amount: what its price gives for ' +
+    'that quantity, in minor units before tax.',
+});
+
+const UsageThresholdRef = builder.objectRef<UsageThreshold>('UsageThreshold').implement({
+  description:
+    'When a metered item’s usage or amount reaches `value` within one of its periods, ingestion emits a ' +
+    '`usage_threshold.crossed` event, once per period.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    subscriptionItemId: t.expose('subscriptionItemId', { type: 'UUID' }),
+    kind: t.expose('kind', { type: ThresholdKindEnum }),
+    value: t.float({ resolve: (threshold) => Number(threshold.value) }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+const UsageThresholdCreateInputRef = builder.inputType('UsageThresholdCreateInput', {
+  fields: (t) => ({
+    subscriptionItemId: t.field({
+      type: 'UUID',
+      required: true,
+      description: 'An event-based item that bills a metric.',
+    }),
+    kind: t.field({ type: ThresholdKindEnum, required: true }),
+    value: t.float({
+      required: true,
+      description:
+        'Above 0: a quantity (usage) or whole minor units of the subscription’s currency (amount).',
+    }),
+  }),
+});
+
+const UsageThresholdCreatePayload = payloadType(
+  'UsageThresholdCreatePayload',
+  'usageThreshold',
+  UsageThresholdRef,
+);
+
+builder.objectField(SubscriptionItemRef, 'usageThresholds', (t) =>
+  t.field({
+    type: [UsageThresholdRef],
+    description: 'The usage thresholds set on this item (event-based items that bill a metric).',
+    resolve: (item, _args, ctx) => new UsageThresholdService(ctx).list(item.id),
+  }),
+);
+
 builder.queryFields((t) => ({
   meteringSettings: t.field({
     type: MeteringSettingsRef,
@@ -246,6 +299,15 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: MeteringSettingsUpdateInputRef, required: true }) },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('meteringSettings', () => new MeteringSettingsService(ctx).update(input)),
+  }),
+  usageThresholdCreate: t.field({
+    type: UsageThresholdCreatePayload,
+    description:
+      'Sets a usage or amount threshold on a metered item: reaching it in a period emits ' +
+      'usage_threshold.crossed once for that period.',
+    args: { input: t.arg({ type: UsageThresholdCreateInputRef, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      withUserErrors('usageThreshold', () => new UsageThresholdService(ctx).create(input)),
   }),
   billableMetricCreate: t.field({
     type: MetricCreatePayload,

@@ -71,7 +71,7 @@ export class UsageService {
   }
 }
 
-function amountOf(subscription: Subscription, price: Price, quantity: string): number {
+export function amountOf(subscription: Subscription, price: Price, quantity: string): number {
   const entry = price.pricing[subscription.currency.toLowerCase()];
   if (!entry) {
     throw new DomainError(

@@ -37,6 +37,12 @@ export const cases: ModuleCases = {
       'Mutation.billableMetricUpdate': [
         { target: 'billableMetric', args: (id) => ({ id, input: { name: 'Renamed' } }) },
       ],
+      'Mutation.usageThresholdCreate': [
+        {
+          target: 'meteredItem',
+          args: (id) => ({ input: { subscriptionItemId: id, kind: 'usage', value: 5 } }),
+        },
+      ],
       'Mutation.usageEventsIngest': [
         {
           args: (_ref, own) => ({
