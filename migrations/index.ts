@@ -21,6 +21,7 @@ import { Migration20261124140000InvoiceEmail } from './Migration20261124140000In
 import { Migration20261124150000LiveEvents } from './Migration20261124150000LiveEvents.ts';
 import { Migration20261124160000LedgerRefunds } from './Migration20261124160000LedgerRefunds.ts';
 import { Migration20261125120000SellerProfile } from './Migration20261125120000SellerProfile.ts';
+import { Migration20261125160000NumberingSeries } from './Migration20261125160000NumberingSeries.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -53,4 +54,5 @@ export const migrations = [
   { name: 'Migration20261124120100LedgerRecognition', class: Migration20261124120100LedgerRecognition },
   { name: 'Migration20261124160000LedgerRefunds', class: Migration20261124160000LedgerRefunds },
   { name: 'Migration20261125120000SellerProfile', class: Migration20261125120000SellerProfile },
+  { name: 'Migration20261125160000NumberingSeries', class: Migration20261125160000NumberingSeries },
 ];
