@@ -26,6 +26,7 @@ import { Migration20261125120000SellerProfile } from './Migration20261125120000S
 import { Migration20261125130000Metering } from './Migration20261125130000Metering.ts';
 import { Migration20261125140000ProductMetadata } from './Migration20261125140000ProductMetadata.ts';
 import { Migration20261125150000MeteringThresholds } from './Migration20261125150000MeteringThresholds.ts';
+import { Migration20261125160000NumberingSeries } from './Migration20261125160000NumberingSeries.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -66,4 +67,5 @@ export const migrations = [
     name: 'Migration20261125150000MeteringThresholds',
     class: Migration20261125150000MeteringThresholds,
   },
+  { name: 'Migration20261125160000NumberingSeries', class: Migration20261125160000NumberingSeries },
 ];

@@ -11,7 +11,12 @@ export type DomainErrorCode =
   | 'INVALID_REFERENCE'
   | 'IDEMPOTENCY_MISMATCH'
   | 'IDEMPOTENCY_IN_FLIGHT'
-  | 'TIMEOUT';
+  | 'TIMEOUT'
+  // Number patterns (invoice numbering series).
+  | 'UNKNOWN_TOKEN'
+  | 'MISSING_SEQUENCE'
+  | 'MISSING_YEAR'
+  | 'PATTERN_TOO_LONG';
 
 /**
  * The one error type services throw for anything a caller can cause. REST turns the code into an

@@ -24,6 +24,10 @@ const STATUS_BY_CODE: Record<DomainErrorCode, { status: number; title: string }>
   IDEMPOTENCY_MISMATCH: { status: 422, title: 'Idempotency key reused' },
   IDEMPOTENCY_IN_FLIGHT: { status: 409, title: 'Request in flight' },
   TIMEOUT: { status: 503, title: 'Service unavailable' },
+  UNKNOWN_TOKEN: { status: 400, title: 'Invalid request' },
+  MISSING_SEQUENCE: { status: 400, title: 'Invalid request' },
+  MISSING_YEAR: { status: 400, title: 'Invalid request' },
+  PATTERN_TOO_LONG: { status: 400, title: 'Invalid request' },
 };
 
 /**

@@ -136,18 +136,19 @@ function operationId(route: Route): string {
     .filter(Boolean)
     .map((segment) => {
       const param = /^\{(\w+)\}$/.exec(segment)?.[1];
-      return param ? `By${capitalize(param)}` : capitalize(segment);
+      // A file name such as ubl.xml reads UblXml.
+      return param ? `By${capitalize(param)}` : segment.split('.').map(capitalize).join('');
     });
   return route.method.toLowerCase() + words.join('');
 }
 
 function operation(route: Route): ZodOpenApiOperationObject {
   const params = pathParams(route.path);
-  const { status, description, schema, alternatives = [] } = route.response;
+  const { status, description, schema, alternatives = [], mediaType } = route.response;
   // Binary representations carry no JSON schema: the media type says what the bytes are. Text ones
   // (text/csv, XML) are strings.
   const content = {
-    'application/json': { schema },
+    [mediaType ?? 'application/json']: { schema },
     ...Object.fromEntries(
       alternatives.map((mediaType) => [
         mediaType,

@@ -73,6 +73,11 @@ export type Route = {
     alternatives?: string[];
     /** A bodiless operation that can still answer 409, because of the state of what it reads. */
     conflicts?: boolean;
+    /**
+     * The one media type the operation answers instead of JSON, whatever the Accept header says
+     * (an explicit path such as `/invoices/{invoiceId}/ubl.xml`); `schema` describes it.
+     */
+    mediaType?: string;
   };
   handler: (req: RestRequest) => Promise<RestResult>;
   /** A path this service adds to the interface contract: documented with `x-beyond-contract: true`. */
@@ -99,7 +104,7 @@ export class RestRouter {
     this.timeoutMs = timeoutMs;
     this.routes = routes.map((route) => {
       const paramNames = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
-      const source = route.path.replace(/\{\w+\}/g, '([^/]+)');
+      const source = route.path.replaceAll('.', '\\.').replace(/\{\w+\}/g, '([^/]+)');
       return { ...route, paramNames, pattern: new RegExp(`^${source}/?$`) };
     });
   }

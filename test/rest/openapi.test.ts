@@ -65,6 +65,18 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('documents the explicit e-invoice paths as XML, beside the Accept negotiation', () => {
+    for (const syntax of ['ubl', 'cii']) {
+      const operation = document.paths[`/invoices/{invoiceId}/${syntax}.xml`]?.get;
+      expect(operation?.operationId).toBe(`getInvoicesByInvoiceId${syntax === 'ubl' ? 'Ubl' : 'Cii'}Xml`);
+      expect(Object.keys(operation?.responses['200'].content ?? {})).toEqual(['application/xml']);
+      expect(operation?.responses).toHaveProperty('409');
+    }
+    expect(Object.keys(document.paths['/invoices/{invoiceId}'].get.responses['200'].content)).toContain(
+      'application/cii+xml',
+    );
+  });
+
   it('declares bearer authentication, the x-environment header and the shared Problem schema', () => {
     expect(document.security).toEqual([{ bearerAuth: [] }]);
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });

@@ -117,7 +117,8 @@ export function tenantFixtures(t: TestApp) {
       email: `buyer-${env.marker.toLowerCase()}@example.com`,
       currency: 'EUR',
       paymentTerm: 'net14',
-      billingAddress: { city: `City ${env.marker}` },
+      // A country, so that the booked invoices of the matrix are e-invoices too (EN 16931 BT-55).
+      billingAddress: { city: `City ${env.marker}`, country: 'DE' },
     };
     const customer = await mutate(
       env,
@@ -391,7 +392,16 @@ export function tenantFixtures(t: TestApp) {
       'input: $input',
       'sellerProfile',
       'legalName',
-      { input: { legalName: `Seller ${env.marker}`, logo: PNG_1X1 } },
+      {
+        input: {
+          legalName: `Seller ${env.marker}`,
+          logo: PNG_1X1,
+          // What an EN 16931 e-invoice needs of the seller, so the matrix can fetch its UBL and CII.
+          address: { city: `City ${env.marker}`, country: 'DE' },
+          vatId: 'DE123456789',
+          email: `seller-${env.marker.toLowerCase()}@example.com`,
+        },
+      },
     );
     // The product posts to an account set of its own (a row of product_account_set).
     const accountSet = await createAccountSet(env);

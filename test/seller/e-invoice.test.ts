@@ -229,6 +229,37 @@ describe('EN 16931 e-invoices of a booked invoice', () => {
     240_000,
   );
 
+  it('answers the same documents on the explicit paths /ubl.xml and /cii.xml, whatever the Accept header', async () => {
+    // when
+    const ubl = await t.rest('GET', `/invoices/${invoiceId}/ubl.xml`, { env });
+    const cii = await t.rest('GET', `/invoices/${invoiceId}/cii.xml`, {
+      env,
+      headers: { accept: 'application/json' },
+    });
+    const draft = await f.createInvoice(env, {
+      customerId: await f.createCustomer(env, { billingAddress: { country: 'DE' } }),
+      items: [{ title: 'X', quantity: 1, unitAmount: 100 }],
+    });
+    const drafted = await t.rest('GET', `/invoices/${draft.id}/cii.xml`, { env });
+    const missing = await t.rest('GET', `/invoices/${crypto.randomUUID()}/ubl.xml`, { env });
+
+    // then they are the documents Accept negotiates, as application/xml files named by the number
+    for (const [response, accept, root] of [
+      [ubl, 'application/ubl+xml', 'Invoice'],
+      [cii, 'application/cii+xml', 'CrossIndustryInvoice'],
+    ] as const) {
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/xml; charset=utf-8');
+      expect(response.headers.get('content-disposition')).toBe(`inline; filename="${handle}.xml"`);
+      expect(response.body).toContain(`${root} `);
+      expect(texts(response.body, 'ID')).toContain(handle);
+      expect(response.body).toBe((await xml(invoiceId, accept)).text);
+    }
+    expect(drafted.status).toBe(409);
+    expect(drafted.body.detail).toBe('a draft has no e-invoice yet: book it first');
+    expect(missing.status).toBe(404);
+  });
+
   it('refuses a draft, and names what the seller profile lacks', async () => {
     // given a draft, and an environment without a seller profile
     const draft = await f.createInvoice(env, {

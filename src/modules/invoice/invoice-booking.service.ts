@@ -39,7 +39,7 @@ export class InvoiceBookingService {
         const customer = await tx.findOneOrFail(CustomerSchema, { id: invoice.customerId, environmentId });
         // Read before the number is taken: the counter row stays locked until the transaction ends.
         const seller = await currentSeller(tx, environmentId);
-        invoice.handle = await takeNextHandle(tx, environmentId, invoice.type);
+        invoice.handle = await takeNextHandle(tx, environmentId, invoice.type, invoice.date);
         invoice.status = 'booked';
         invoice.customerSnapshot = customerSnapshot(customer);
         invoice.sellerSnapshot = seller;
@@ -63,7 +63,7 @@ export class InvoiceBookingService {
       if (!(error instanceof UniqueConstraintViolationException)) throw error;
       throw new DomainError(
         'CONFLICT',
-        'the next number is already used by another invoice of this environment (its prefix was used before); choose another prefix',
+        'the next number is already used by another invoice of this environment (its prefix or pattern was used before); choose another',
       );
     }
   }

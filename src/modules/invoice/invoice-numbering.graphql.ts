@@ -11,9 +11,16 @@ const InvoiceNumberingRef = builder.objectRef<NumberingState>('InvoiceNumbering'
   fields: (t) => ({
     type: t.expose('type', { type: InvoiceTypeEnum }),
     prefix: t.exposeString('prefix'),
+    pattern: t.exposeString('pattern', {
+      description:
+        'The number pattern: text with {YYYY}, {YY}, {MM} (of the invoice date) and {SEQ:n}; a prefix alone gives <prefix>{SEQ:6}.',
+    }),
+    yearlyReset: t.exposeBoolean('yearlyReset', {
+      description: 'Whether the sequence starts again at 1 for each year of invoice dates.',
+    }),
     lastNumber: t.expose('lastNumber', {
       type: 'SafeInt',
-      description: 'The last number issued; 0 for none.',
+      description: 'The last number issued (with a yearly reset: in this year); 0 for none.',
     }),
     nextHandle: t.exposeString('nextHandle', { description: 'The handle the next booking gets.' }),
   }),
@@ -23,8 +30,19 @@ const InvoiceNumberingInputRef = builder
   .inputType('InvoiceNumberingUpdateInput', {
     fields: (t) => ({
       prefix: t.string({
-        required: true,
-        description: 'Up to 20 letters, digits or . _ / -, not ending with a digit (INV-, CN-, 2026/).',
+        required: false,
+        description:
+          'Up to 20 letters, digits or . _ / -, not ending with a digit (INV-, CN-, 2026/); numbers are the prefix and six digits.',
+      }),
+      pattern: t.string({
+        required: false,
+        description:
+          'Instead of a prefix: a pattern such as INV-{YYYY}-{SEQ:6}, with tokens {YYYY}, {YY}, {MM} and {SEQ:n} (n 1 to 12) and letters, digits or . _ / - between them. Coded errors: UNKNOWN_TOKEN, MISSING_SEQUENCE, PATTERN_TOO_LONG.',
+      }),
+      yearlyReset: t.boolean({
+        required: false,
+        description:
+          'Start the sequence again at 1 for each year of invoice dates; the pattern must then name the year (MISSING_YEAR).',
       }),
     }),
   })
@@ -48,7 +66,8 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   invoiceNumberingUpdate: t.field({
     type: InvoiceNumberingUpdatePayload,
-    description: 'Sets the prefix of the next numbers of an invoice type in this environment.',
+    description:
+      'Sets how the next numbers of an invoice type look in this environment (prefix or pattern, yearly reset); issued numbers keep theirs.',
     args: {
       type: t.arg({ type: InvoiceTypeEnum, required: true }),
       input: t.arg({ type: InvoiceNumberingInputRef, required: true }),

@@ -146,14 +146,22 @@ export const SettlementSchema = defineEntity({
 
 export type Settlement = InferEntity<typeof SettlementSchema>;
 
-/** Per environment and invoice type: the prefix of its numbers and the last number issued. */
+/**
+ * Per environment and invoice type: how its numbers look and the last number issued. The row with
+ * period key '' holds the configuration and the continuous count; with a yearly reset, each year of
+ * invoice dates counts in a row of its own (period key '2026').
+ */
 export const InvoiceNumberingSchema = defineEntity({
   name: 'InvoiceNumbering',
   tableName: 'invoice_numbering',
   properties: {
     environmentId: p.uuid().primary(),
     type: p.enum(INVOICE_TYPES).primary(),
+    periodKey: p.string().length(4).primary().default(''),
     prefix: p.string().length(20),
+    /** Null: the prefix followed by six digits, the format from before patterns. */
+    pattern: p.string().length(60).nullable(),
+    yearlyReset: p.boolean().default(false),
     lastNumber: p.bigint('number'),
   },
 });

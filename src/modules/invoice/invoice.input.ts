@@ -186,12 +186,21 @@ export type InvoiceFilter = z.infer<typeof InvoiceFilter>;
  * A number prefix. It may not end with a digit, so that no two prefixes can yield the same number
  * ("A1" + "000001" and "A" + "1000001" would).
  */
-export const InvoiceNumberingInput = z.strictObject({
-  prefix: z
-    .string()
-    .regex(
-      /^[A-Za-z0-9._/-]{0,19}[A-Za-z._/-]$/,
-      'must be 1 to 20 letters, digits or . _ / -, and must not end with a digit',
-    ),
-});
+export const InvoiceNumberingInput = z
+  .strictObject({
+    prefix: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9._/-]{0,19}[A-Za-z._/-]$/,
+        'must be 1 to 20 letters, digits or . _ / -, and must not end with a digit',
+      )
+      .nullish(),
+    /** Checked by the numbering service, which answers coded errors (UNKNOWN_TOKEN, ...). */
+    pattern: z.string().nullish(),
+    yearlyReset: z.boolean().nullish(),
+  })
+  .refine((input) => input.prefix == null || input.pattern == null, {
+    message: 'give a prefix or a pattern, not both',
+    path: ['pattern'],
+  });
 export type InvoiceNumberingInput = z.infer<typeof InvoiceNumberingInput>;

@@ -5,6 +5,7 @@ import type { BillingAddress } from '../customer/customer.entity.ts';
 import type { InvoiceSeller } from '../seller/seller.entity.ts';
 import { taxNoteOf } from '../tax/tax-policy.ts';
 import type { Invoice, InvoiceCustomer, InvoiceItem } from './invoice.entity.ts';
+import { PdfLocale } from './invoice.pdf-labels.ts';
 import { servicePeriod, shownPeriod } from './invoice.periods.ts';
 import type { PrintableInvoice } from './invoice.reads.ts';
 import { type TaxBreakdownRow, taxBreakdown } from './invoice.tax.ts';
@@ -77,7 +78,6 @@ type PdfItem = InvoicePdfData['items'][number];
 /** The family name the worker registers the DejaVu Sans files under. */
 export const FONT = 'DejaVuSans';
 
-const LOCALE = 'en';
 const INK = '#1a1a1a';
 const MUTED = '#6b6b6b';
 const RULE = '#c8c8c8';
@@ -97,14 +97,14 @@ class MoneyFormat {
   private readonly withCurrency: Intl.NumberFormat;
   private readonly precise: Intl.NumberFormat;
 
-  constructor(currency: string) {
+  constructor(currency: string, locale: string) {
     this.currency = currency;
     this.digits = minorUnitDigits(currency);
     const fraction = { minimumFractionDigits: this.digits, maximumFractionDigits: this.digits };
-    this.plain = new Intl.NumberFormat(LOCALE, fraction);
-    this.withCurrency = new Intl.NumberFormat(LOCALE, { style: 'currency', currency, ...fraction });
+    this.plain = new Intl.NumberFormat(locale, fraction);
+    this.withCurrency = new Intl.NumberFormat(locale, { style: 'currency', currency, ...fraction });
     // Unit amounts may hold fractions of a minor unit, up to the 6 decimals they are stored with.
-    this.precise = new Intl.NumberFormat(LOCALE, {
+    this.precise = new Intl.NumberFormat(locale, {
       minimumFractionDigits: this.digits,
       maximumFractionDigits: this.digits + 6,
     });
@@ -127,26 +127,19 @@ class MoneyFormat {
   }
 }
 
-const quantityFormat = new Intl.NumberFormat(LOCALE, { maximumFractionDigits: 6 });
-const percentFormat = new Intl.NumberFormat(LOCALE, {
-  style: 'unit',
-  unit: 'percent',
-  maximumFractionDigits: 4,
-});
-
-const percent = (value: string): string => percentFormat.format(new Decimal(value).toFixed() as `${number}`);
-
-function discountText(item: PdfItem, money: MoneyFormat): string {
+function discountText(item: PdfItem, money: MoneyFormat, l: PdfLocale): string {
   const parts: string[] = [];
-  if (!new Decimal(item.discountPercentage).isZero()) parts.push(percent(item.discountPercentage));
+  if (!new Decimal(item.discountPercentage).isZero()) parts.push(l.percent(item.discountPercentage));
   if (!new Decimal(item.discountAmount).isZero()) parts.push(money.unitAmount(item.discountAmount));
   return parts.join(' + ');
 }
 
 /** The line's period, its last day covered (the API's end is the first day not covered). */
-function periodText(item: PdfItem): string | null {
+function periodText(item: PdfItem, l: PdfLocale): string | null {
   const period = shownPeriod(item);
-  return period ? `${period.start ?? '…'} – ${period.end ?? '…'}` : null;
+  return period
+    ? `${period.start ? l.date(period.start) : '…'} – ${period.end ? l.date(period.end) : '…'}`
+    : null;
 }
 
 function addressLines(address: BillingAddress): string[] {
@@ -170,10 +163,11 @@ const TAX_ROW_SUFFIX: Partial<Record<TaxBreakdownRow['category'], string>> = {
 };
 
 /** How the VAT breakdown names a row (the rows are the API's `taxBreakdown`). */
-function taxRowLabel(row: TaxBreakdownRow): string {
-  if (row.taxRate === null) return 'Not taxable';
-  const inclusive = row.taxBehavior === 'inclusive' ? ' incl.' : '';
-  return `${percent(row.taxRate)}${inclusive}${TAX_ROW_SUFFIX[row.category] ?? ''}`;
+function taxRowLabel(row: TaxBreakdownRow, l: PdfLocale): string {
+  if (row.taxRate === null) return l.t('Not taxable');
+  const inclusive = row.taxBehavior === 'inclusive' ? l.t(' incl.') : '';
+  const suffix = TAX_ROW_SUFFIX[row.category];
+  return `${l.percent(row.taxRate)}${inclusive}${suffix ? l.t(suffix) : ''}`;
 }
 
 /** No vertical lines; thin horizontal rules under each row, the one under the head in ink. */
@@ -200,29 +194,31 @@ const plainLayout: CustomTableLayout = {
 export class InvoicePdfDocument {
   private readonly data: InvoicePdfData;
   private readonly money: MoneyFormat;
+  private readonly l: PdfLocale;
 
   constructor(data: InvoicePdfData) {
     this.data = data;
-    this.money = new MoneyFormat(data.invoice.currency);
+    this.l = new PdfLocale(data.seller.language ?? 'en');
+    this.money = new MoneyFormat(data.invoice.currency, this.l.locale);
   }
 
   private get number(): string {
-    return this.data.invoice.handle ?? 'DRAFT';
+    return this.data.invoice.handle ?? this.l.t('DRAFT');
   }
 
   private get title(): string {
-    return kindOf(this.data.invoice);
+    return this.l.t(kindOf(this.data.invoice));
   }
 
   definition(): TDocumentDefinitions {
     const { invoice, seller, customer } = this.data;
     const documentTitle = invoice.handle
       ? `${this.title} ${invoice.handle}`
-      : `Draft ${this.title.toLowerCase()}`;
+      : this.l.t('Draft {kind}', { kind: this.l.language === 'en' ? this.title.toLowerCase() : this.title });
     return {
       pageSize: 'A4',
       pageMargins: [MARGIN, MARGIN, MARGIN, MARGIN + this.footerHeight()],
-      language: 'en',
+      language: this.l.language,
       displayTitle: true,
       info: { title: documentTitle, author: seller.legalName, subject: customer.name },
       defaultStyle: { font: FONT, fontSize: 9, color: INK },
@@ -230,7 +226,16 @@ export class InvoicePdfDocument {
       footer: (page, pages) => this.footer(page, pages),
       ...(invoice.handle
         ? {}
-        : { watermark: { text: 'DRAFT', bold: true, fontSize: 110, opacity: 0.07, color: INK, angle: -35 } }),
+        : {
+            watermark: {
+              text: this.l.t('DRAFT'),
+              bold: true,
+              fontSize: 110,
+              opacity: 0.07,
+              color: INK,
+              angle: -35,
+            },
+          }),
     };
   }
 
@@ -239,9 +244,9 @@ export class InvoicePdfDocument {
     const { seller } = this.data;
     const address = seller.address ? addressLines(seller.address).join(' · ') : '';
     const registrations = [
-      seller.vatId ? `VAT ID ${seller.vatId}` : null,
-      seller.taxNumber ? `Tax no. ${seller.taxNumber}` : null,
-      seller.companyId ? `Reg. ${seller.companyId}` : null,
+      seller.vatId ? this.l.t('VAT ID {id}', { id: seller.vatId }) : null,
+      seller.taxNumber ? this.l.t('Tax no. {id}', { id: seller.taxNumber }) : null,
+      seller.companyId ? this.l.t('Reg. {id}', { id: seller.companyId }) : null,
     ];
     const contact = [seller.email, seller.phone];
     return [address, joined(registrations), joined(contact)].filter(Boolean);
@@ -250,29 +255,42 @@ export class InvoicePdfDocument {
   /** The dates art. 226 asks for besides the issue date: the service period, or the date of supply. */
   private supply(): [string, string] {
     const period = servicePeriod(this.data.items);
-    if (!period) return ['Supply date', this.data.invoice.date];
-    return ['Service period', `${period.start ?? '…'} – ${period.end ?? '…'}`];
+    const l = this.l;
+    if (!period) return [l.t('Supply date'), l.date(this.data.invoice.date)];
+    return [
+      l.t('Service period'),
+      `${period.start ? l.date(period.start) : '…'} – ${period.end ? l.date(period.end) : '…'}`,
+    ];
   }
 
   private header(): Content[] {
     const { invoice, customer, seller, creditedInvoiceHandle, creditedInvoiceDate, logo } = this.data;
     const credits = creditedInvoiceHandle
-      ? `${creditedInvoiceHandle}${creditedInvoiceDate ? ` of ${creditedInvoiceDate}` : ''}`
+      ? creditedInvoiceDate
+        ? this.l.t('{number} of {date}', {
+            number: creditedInvoiceHandle,
+            date: this.l.date(creditedInvoiceDate),
+          })
+        : creditedInvoiceHandle
       : null;
     const meta: [string, string | null][] = [
-      [`${this.title} number`, this.number],
-      ['Date', invoice.date],
+      [this.l.t(`${kindOf(invoice)} number`), this.number],
+      [this.l.t('Date'), this.l.date(invoice.date)],
       this.supply(),
-      ['Due date', invoice.dueDate ?? null],
-      ['Currency', invoice.currency],
-      ['Credits invoice', credits],
+      [this.l.t('Due date'), invoice.dueDate ? this.l.date(invoice.dueDate) : null],
+      [this.l.t('Currency'), invoice.currency],
+      [this.l.t('Credits invoice'), credits],
     ];
-    const buyerVatIds = (customer.taxIds ?? []).map((taxId) => ({ text: `VAT ID ${taxId.value}` }));
+    const buyerVatIds = (customer.taxIds ?? []).map((taxId) => ({
+      text: this.l.t('VAT ID {id}', { id: taxId.value }),
+    }));
     const billTo: Content[] = [
-      { text: 'Bill to', ...SMALL, margin: [0, 0, 0, 2] },
+      { text: this.l.t('Bill to'), ...SMALL, margin: [0, 0, 0, 2] },
       ...(customer.companyName ? [{ text: customer.companyName, bold: true, fontSize: 11 }] : []),
       { text: customer.name, ...(customer.companyName ? {} : { bold: true, fontSize: 11 }) },
-      ...(customer.handle ? [{ text: `Customer no. ${customer.handle}`, color: MUTED }] : []),
+      ...(customer.handle
+        ? [{ text: this.l.t('Customer no. {id}', { id: customer.handle }), color: MUTED }]
+        : []),
       ...addressLines(customer.billingAddress).map((line) => ({ text: line })),
       ...buyerVatIds,
     ];
@@ -314,11 +332,21 @@ export class InvoicePdfDocument {
     const lines: string[] = [];
     if (invoice.type === 'invoice' && due > 0 && !invoice.voidedAt) {
       lines.push(
-        `Please pay ${this.money.total(due)}${invoice.dueDate ? ` by ${invoice.dueDate}` : ''}` +
-          `${invoice.handle ? `, quoting ${invoice.handle}` : ''}.`,
+        this.l.t(
+          `Please pay {amount}${invoice.dueDate ? ' by {date}' : ''}${invoice.handle ? ', quoting {number}' : ''}.`,
+          {
+            amount: this.money.total(due),
+            date: invoice.dueDate ? this.l.date(invoice.dueDate) : '',
+            number: invoice.handle ?? '',
+          },
+        ),
       );
     }
-    if (seller.iban) lines.push(`Account holder ${seller.legalName}`, `IBAN ${groupsOf4(seller.iban)}`);
+    if (seller.iban)
+      lines.push(
+        this.l.t('Account holder {name}', { name: seller.legalName }),
+        `IBAN ${groupsOf4(seller.iban)}`,
+      );
     if (seller.bic) lines.push(`BIC ${seller.bic}`);
     if (seller.paymentInstructions) lines.push(seller.paymentInstructions);
     if (lines.length === 0) return [];
@@ -326,7 +354,10 @@ export class InvoicePdfDocument {
       {
         unbreakable: true,
         margin: [0, 16, 0, 0],
-        stack: [{ text: 'Payment', bold: true, margin: [0, 0, 0, 4] }, ...lines.map((text) => ({ text }))],
+        stack: [
+          { text: this.l.t('Payment'), bold: true, margin: [0, 0, 0, 4] },
+          ...lines.map((text) => ({ text })),
+        ],
       },
     ];
   }
@@ -334,15 +365,15 @@ export class InvoicePdfDocument {
   private lines(): Content {
     const { money } = this;
     const head: TableCell[] = [
-      { text: 'Item' },
-      { text: 'Qty' },
-      { text: 'Unit price' },
-      { text: 'Discount' },
-      { text: 'VAT' },
-      { text: `Amount (${money.currency})` },
+      { text: this.l.t('Item') },
+      { text: this.l.t('Qty') },
+      { text: this.l.t('Unit price') },
+      { text: this.l.t('Discount') },
+      { text: this.l.t('VAT') },
+      { text: this.l.t('Amount ({currency})', { currency: money.currency }) },
     ].map((cell, i) => ({ ...cell, bold: true, alignment: i === 0 ? 'left' : 'right' }));
     const rows = this.data.items.map((item): TableCell[] => {
-      const period = periodText(item);
+      const period = periodText(item, this.l);
       return [
         {
           stack: [
@@ -352,12 +383,12 @@ export class InvoicePdfDocument {
           ],
         },
         {
-          text: quantityFormat.format(new Decimal(item.quantity).toFixed() as `${number}`),
+          text: this.l.quantity(item.quantity),
           alignment: 'right',
         },
         { text: money.unitAmount(item.unitAmount), alignment: 'right' },
-        { text: discountText(item, money), alignment: 'right' },
-        { text: item.taxRate == null ? '–' : percent(item.taxRate), alignment: 'right' },
+        { text: discountText(item, money, this.l), alignment: 'right' },
+        { text: item.taxRate == null ? '–' : this.l.percent(item.taxRate), alignment: 'right' },
         { text: money.amount(item.amount), alignment: 'right' },
       ];
     });
@@ -373,23 +404,27 @@ export class InvoicePdfDocument {
     const groups = taxBreakdown(this.data.items, invoice.taxExempt);
     const note = taxNoteOf(invoice.taxExempt);
     const taxRows: TableCell[][] = [
-      ['Rate', `Net (${money.currency})`, `VAT (${money.currency})`].map((text, i) => ({
+      [
+        this.l.t('Rate'),
+        this.l.t('Net ({currency})', { currency: money.currency }),
+        this.l.t('VAT ({currency})', { currency: money.currency }),
+      ].map((text, i) => ({
         text,
         color: MUTED,
         alignment: i === 0 ? 'left' : 'right',
       })),
       ...groups.map((group): TableCell[] => [
-        { text: taxRowLabel(group) },
+        { text: taxRowLabel(group, this.l) },
         { text: money.amount(group.taxableAmount), alignment: 'right' },
         { text: money.amount(group.taxAmount), alignment: 'right' },
       ]),
     ];
     const totals: [string, string, boolean][] = [
-      ['Total excl. VAT', money.total(invoice.totalExclVat), false],
-      ['VAT', money.total(invoice.totalVat), false],
-      ['Total incl. VAT', money.total(invoice.totalInclVat), true],
-      ['Settled', money.total(invoice.settledAmount), false],
-      ['Amount due', money.total(amountDue(invoice)), true],
+      [this.l.t('Total excl. VAT'), money.total(invoice.totalExclVat), false],
+      [this.l.t('VAT'), money.total(invoice.totalVat), false],
+      [this.l.t('Total incl. VAT'), money.total(invoice.totalInclVat), true],
+      [this.l.t('Settled'), money.total(invoice.settledAmount), false],
+      [this.l.t('Amount due'), money.total(amountDue(invoice)), true],
     ];
     const totalRows = totals.map(([label, value, bold]): TableCell[] => [
       { text: label, bold },
@@ -403,7 +438,7 @@ export class InvoicePdfDocument {
         {
           width: '*',
           stack: [
-            { text: 'VAT breakdown', bold: true, margin: [0, 0, 0, 4] },
+            { text: this.l.t('VAT breakdown'), bold: true, margin: [0, 0, 0, 4] },
             { table: { widths: [114, 69, 69], body: taxRows }, layout: plainLayout },
             ...(note ? [{ text: note, ...SMALL, margin: [0, 6, 0, 0] } satisfies Content] : []),
           ],
@@ -442,7 +477,12 @@ export class InvoicePdfDocument {
           margin: [0, 5, 0, 0],
           columns: [
             { text: `${seller.legalName} · ${this.title} ${this.number}`, ...SMALL, width: 300 },
-            { text: `Page ${page} of ${pages}`, ...SMALL, width: '*', alignment: 'right' },
+            {
+              text: this.l.t('Page {page} of {pages}', { page, pages }),
+              ...SMALL,
+              width: '*',
+              alignment: 'right',
+            },
           ],
         },
       ],

@@ -4,7 +4,7 @@ import type { Route } from '../../rest/router.ts';
 import { parseInput, withoutReadOnly } from '../../validation.ts';
 import { BillingAddressResponse, billingAddressResponse } from '../customer/customer.rest.ts';
 import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
-import { E_INVOICE_MEDIA_TYPES, renderEInvoice } from './invoice.e-invoice.ts';
+import { E_INVOICE_MEDIA_TYPES, type EInvoiceSyntax, renderEInvoice } from './invoice.e-invoice.ts';
 import { INVOICE_STATUSES, INVOICE_TYPES, type InvoiceItem, type Settlement } from './invoice.entity.ts';
 import { INVOICE_READ_ONLY_FIELDS, InvoiceCreateBody } from './invoice.input.ts';
 import { PDF_MEDIA_TYPE, pdfFileName, renderInvoicePdf } from './invoice.pdf.ts';
@@ -120,6 +120,9 @@ export const invoiceResponse = ({
   totalDue: amountDue(invoice),
 });
 
+const XML_MEDIA_TYPE = 'application/xml';
+const SYNTAX_NAMES: Record<EInvoiceSyntax, string> = { ubl: 'UBL 2.1', cii: 'UN/CEFACT CII' };
+
 export const invoiceRoutes: Route[] = [
   {
     method: 'POST',
@@ -158,18 +161,7 @@ export const invoiceRoutes: Route[] = [
       const reads = new InvoiceReads(ctx);
       const id = params.invoiceId as string;
       const syntax = E_INVOICE_MEDIA_TYPES[mediaType];
-      if (syntax) {
-        const printable = await reads.readPrintable(id);
-        const xml = await renderEInvoice(printable, syntax);
-        return {
-          status: 200,
-          headers: {
-            'content-type': `${mediaType}; charset=utf-8`,
-            'content-disposition': `inline; filename="${pdfFileName(printable.invoice).replace(/\.pdf$/, '.xml')}"`,
-          },
-          body: Buffer.from(xml, 'utf8'),
-        };
-      }
+      if (syntax) return eInvoiceResult(reads, id, syntax, mediaType);
       if (mediaType !== PDF_MEDIA_TYPE) return { status: 200, body: invoiceResponse(await reads.read(id)) };
       const printable = await reads.readPrintable(id);
       return {
@@ -192,4 +184,38 @@ export const invoiceRoutes: Route[] = [
       return Promise.all(invoices.map(async (invoice) => invoiceResponse(await reads.document(invoice))));
     },
   }),
+  ...(['ubl', 'cii'] as const).map(
+    (syntax): Route => ({
+      method: 'GET',
+      path: `/invoices/{invoiceId}/${syntax}.xml`,
+      summary: `Download a booked invoice as an EN 16931 e-invoice in ${SYNTAX_NAMES[syntax]}`,
+      response: {
+        status: 200,
+        description:
+          `The e-invoice of a booked invoice or credit note in ${SYNTAX_NAMES[syntax]}, the same document ` +
+          `\`GET /invoices/{invoiceId}\` answers to \`Accept: ${syntax === 'ubl' ? 'application/ubl+xml' : 'application/cii+xml'}\`, ` +
+          'whatever the Accept header says (`Content-Disposition: inline; filename="<number>.xml"`). A draft answers ' +
+          '409, as does an invoice whose seller profile or customer lacks a term EN 16931 requires (the problem names it).',
+        schema: z.string(),
+        mediaType: XML_MEDIA_TYPE,
+        conflicts: true,
+      },
+      handler: ({ ctx, params }) =>
+        eInvoiceResult(new InvoiceReads(ctx), params.invoiceId as string, syntax, XML_MEDIA_TYPE),
+    }),
+  ),
 ];
+
+/** The e-invoice of a booked invoice in `syntax`, sent as `mediaType`: one code for Accept and the explicit paths. */
+async function eInvoiceResult(reads: InvoiceReads, id: string, syntax: EInvoiceSyntax, mediaType: string) {
+  const printable = await reads.readPrintable(id);
+  const xml = await renderEInvoice(printable, syntax);
+  return {
+    status: 200,
+    headers: {
+      'content-type': `${mediaType}; charset=utf-8`,
+      'content-disposition': `inline; filename="${pdfFileName(printable.invoice).replace(/\.pdf$/, '.xml')}"`,
+    },
+    body: Buffer.from(xml, 'utf8'),
+  };
+}

@@ -46,6 +46,12 @@ export const cases: ModuleCases = {
         { target: 'draftInvoice', request: (id) => ({ path: `/invoices/${id}` }) },
         { target: 'bookedInvoice', request: (id) => ({ path: `/invoices/${id}` }) },
       ],
+      'GET /invoices/{invoiceId}/ubl.xml': [
+        { target: 'bookedInvoice', request: (id) => ({ path: `/invoices/${id}/ubl.xml` }) },
+      ],
+      'GET /invoices/{invoiceId}/cii.xml': [
+        { target: 'bookedInvoice', request: (id) => ({ path: `/invoices/${id}/cii.xml` }) },
+      ],
     },
     graphql: {
       'Query.invoice': [byId('draftInvoice'), byId('bookedInvoice')],
