@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { makeWorkerUtils } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BILLING_SCHEDULE_TASK } from '../../src/modules/billing/billing.jobs.ts';
 import { WEBHOOK_SWEEP_TASK } from '../../src/modules/webhook/webhook.jobs.ts';
 import { setupTestApp } from '../support/harness.ts';
+import { startWorker } from '../support/server-process.ts';
 import { until } from '../webhook/receiver.ts';
 
 /**
@@ -16,43 +17,13 @@ import { until } from '../webhook/receiver.ts';
 const t = setupTestApp();
 
 const WORKERS = 3;
-const WORKER = new URL('../../src/worker.ts', import.meta.url).pathname;
 /** The every-minute periodic tasks: the webhook sweep always, billing when scheduled so. */
 const EVERY_MINUTE = [WEBHOOK_SWEEP_TASK, BILLING_SCHEDULE_TASK];
 const TICKS = 2;
 
-type WorkerProcess = { process: ChildProcess; output: () => string };
-
-/** Starts `node src/worker.ts` over the test database and waits until its job worker runs. */
-async function startWorkerProcess(): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [WORKER], {
-    env: {
-      ...process.env,
-      DATABASE_URL: t.databaseUrl,
-      BILLING_RUN_SCHEDULE: '* * * * *',
-      JOB_CONCURRENCY: '2',
-      LOG_LEVEL: 'info',
-      NODE_ENV: 'test',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => (output += chunk));
-  child.stderr?.on('data', (chunk) => (output += chunk));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (output.includes('job worker running')) {
-        clearInterval(timer);
-        resolve();
-      }
-    }, 50);
-    child.once('exit', (code) => {
-      clearInterval(timer);
-      reject(new Error(`the worker exited with ${code}:\n${output}`));
-    });
-  });
-  return { process: child, output: () => output };
-}
+/** Starts `node src/worker.ts` over the test database, ticking billing every minute. */
+const startWorkerProcess = () =>
+  startWorker({ DATABASE_URL: t.databaseUrl, BILLING_RUN_SCHEDULE: '* * * * *', JOB_CONCURRENCY: '2' });
 
 const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
 
