@@ -90,7 +90,10 @@ async function subscribedCustomer(
   price: { product: string; price: string },
   clockId?: string,
 ) {
-  const customerId = await f.createCustomer(env, clockId ? { testClockId: clockId } : {});
+  const customerId = await f.createCustomer(env, {
+    paymentTerm: 'net14',
+    ...(clockId ? { testClockId: clockId } : {}),
+  });
   const subscription = await f.subscribe(env, {
     customerId,
     term: { start: '2026-01-01' },
@@ -166,6 +169,30 @@ describe('test clocks', () => {
       status: 'ready',
       invoiceCount: 1,
     });
+
+    // and its invoices are overdue on the clock's days: the first (due 29 January) since 20 February,
+    // the last (due 19 March) not yet, although real time is long past it
+    const overdue = await gql(
+      t,
+      env,
+      `query ($customerId: UUID!) { invoices(first: 5, filter: { customerId: $customerId }) { edges { node { id dueDate overdue daysOverdue } } } }`,
+      { customerId: onClock.customerId },
+    );
+    const nodes = overdue.invoices.edges.map(
+      (edge: { node: { id: string; dueDate: string; daysOverdue: number } }) => edge.node,
+    );
+    expect(
+      nodes.map((node: { dueDate: string; daysOverdue: number }) => [node.dueDate, node.daysOverdue]),
+    ).toEqual([
+      ['2026-01-29', 35],
+      ['2026-03-06', 0],
+      ['2026-03-19', 0],
+    ]);
+    const told = await t.sql<{ object_id: string }>(
+      `select object_id from event where environment_id = $1 and type = 'invoice.overdue'`,
+      [env.id],
+    );
+    expect(told.map((row) => row.object_id)).toEqual([nodes[0].id]);
 
     // and a billing run of the environment bills the customer on real time only
     const run = await f.runBilling(env, '2026-03-05T09:00:00.000Z');

@@ -1,4 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import DataLoader from 'dataloader';
+import type { LoaderSet } from '../../context.ts';
 
 /**
  * "Now" for one customer: the frozen time of its test clock, or this server's clock for a customer on
@@ -27,3 +29,18 @@ export function onClock(column: string): string {
     where clock_customer.environment_id = ? and clock_customer.id = ${column}
       and clock_customer.test_clock_id is not distinct from ?::uuid)`;
 }
+
+/** "Now" for many customers of a request at once (customerNow, batched): for fields such as `overdue`. */
+export const clockLoaders = ((em, environmentId) => ({
+  nowByCustomerId: new DataLoader<string, Date>(async (customerIds) => {
+    const rows = await em.execute<{ id: string; frozen_time: Date | string }[]>(
+      `select c.id, t.frozen_time from customer c
+       join test_clock t on t.environment_id = c.environment_id and t.id = c.test_clock_id
+       where c.environment_id = ? and c.id in (?)`,
+      [environmentId, customerIds],
+    );
+    const frozen = new Map(rows.map((row) => [row.id, new Date(row.frozen_time)]));
+    const now = new Date();
+    return customerIds.map((id) => frozen.get(id) ?? now);
+  }),
+})) satisfies LoaderSet<unknown>;

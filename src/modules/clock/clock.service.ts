@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { AccessService } from '../../auth/access.service.ts';
 import type { ServiceContext } from '../../context.ts';
-import { dateOf, startOfDay } from '../../dates/calendar.ts';
+import { dateOf, Instant, startOfDay } from '../../dates/calendar.ts';
 import { boundary, type Term, type TermUnit } from '../../dates/periods.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
@@ -23,7 +23,7 @@ export const UNBOUNDED_ADVANCE: Term = { unit: 'year', count: 2 };
 
 export const TestClockCreateInput = z.strictObject({
   name: z.string().trim().min(1).max(200),
-  frozenTime: z.date(),
+  frozenTime: Instant,
 });
 export type TestClockCreateInput = z.infer<typeof TestClockCreateInput>;
 
