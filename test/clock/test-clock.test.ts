@@ -208,7 +208,25 @@ describe('test clocks', () => {
 
   it('refuse to move backwards, too far ahead, or while advancing', async () => {
     const { testClock: clock } = await createClock(env, '2026-06-10T00:00:00.000Z');
-    await subscribedCustomer(env, catalog, clock.id);
+    const { customerId } = await subscribedCustomer(env, catalog, clock.id);
+
+    // a preview without asOf previews at the clock's time: January to June, not up to today's month
+    const preview = await gql(
+      t,
+      env,
+      'query ($customerId: UUID!) { invoicePreview(customerId: $customerId) { date items { periodStart } } }',
+      { customerId },
+    );
+    expect(preview.invoicePreview).toHaveLength(1);
+    expect(preview.invoicePreview[0].date).toBe('2026-06-10');
+    expect(preview.invoicePreview[0].items.map((item: { periodStart: string }) => item.periodStart)).toEqual([
+      '2026-01-01',
+      '2026-02-01',
+      '2026-03-01',
+      '2026-04-01',
+      '2026-05-01',
+      '2026-06-01',
+    ]);
 
     const backwards = await advance(env, clock.id, '2026-06-09T23:59:59.000Z');
     expect(backwards).toEqual({
