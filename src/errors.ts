@@ -16,7 +16,12 @@ export type DomainErrorCode =
   | 'UNKNOWN_TOKEN'
   | 'MISSING_SEQUENCE'
   | 'MISSING_YEAR'
-  | 'PATTERN_TOO_LONG';
+  | 'PATTERN_TOO_LONG'
+  // Test clocks.
+  | 'TEST_CLOCK_LIVE_ENVIRONMENT'
+  | 'TEST_CLOCK_BACKWARDS'
+  | 'TEST_CLOCK_TOO_FAR'
+  | 'TEST_CLOCK_ADVANCING';
 
 /**
  * The one error type services throw for anything a caller can cause. REST turns the code into an

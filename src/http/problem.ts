@@ -28,6 +28,10 @@ const STATUS_BY_CODE: Record<DomainErrorCode, { status: number; title: string }>
   MISSING_SEQUENCE: { status: 400, title: 'Invalid request' },
   MISSING_YEAR: { status: 400, title: 'Invalid request' },
   PATTERN_TOO_LONG: { status: 400, title: 'Invalid request' },
+  TEST_CLOCK_LIVE_ENVIRONMENT: { status: 409, title: 'Conflict' },
+  TEST_CLOCK_BACKWARDS: { status: 400, title: 'Invalid request' },
+  TEST_CLOCK_TOO_FAR: { status: 400, title: 'Invalid request' },
+  TEST_CLOCK_ADVANCING: { status: 409, title: 'Conflict' },
 };
 
 /**

@@ -7,6 +7,7 @@ import type { Route } from '../rest/router.ts';
 import { auditModule } from './audit/audit.module.ts';
 import { balanceModule } from './balance/balance.module.ts';
 import { billingModule } from './billing/billing.module.ts';
+import { clockModule } from './clock/clock.module.ts';
 import { customerModule } from './customer/customer.module.ts';
 import { emailModule } from './email/email.module.ts';
 import { environmentModule } from './environment/environment.module.ts';
@@ -36,6 +37,7 @@ export const modules: readonly BillingModule[] = [
   balanceModule,
   subscriptionModule,
   billingModule,
+  clockModule,
   auditModule,
   eventModule,
   emailModule,

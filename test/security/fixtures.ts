@@ -33,7 +33,9 @@ export type Target =
   | 'creditedCustomer'
   | 'webhookEndpoint'
   /** A (test) delivery of a webhook endpoint. */
-  | 'webhookDelivery';
+  | 'webhookDelivery'
+  /** A test clock (the matrix's environments are test environments, which may own clocks). */
+  | 'testClock';
 
 /** One object of each kind, made once per environment and left alone (requests naming them must fail or not write). */
 export type Shared = Record<Target, string>;
@@ -509,6 +511,7 @@ export function tenantFixtures(t: TestApp) {
       webhookEndpoint,
       webhookDelivery,
       billableMetric: metric.id,
+      testClock: await createTestClock(env, true),
     };
   }
 
@@ -529,6 +532,25 @@ export function tenantFixtures(t: TestApp) {
         { input },
       )
     ).id;
+  }
+
+  /** A test clock, and a customer attached to it (the customer.test_clock_id column). */
+  async function createTestClock(env: MarkedEnvironment, withCustomer = false): Promise<string> {
+    const clock = await mutate(
+      env,
+      'testClockCreate',
+      '$input: TestClockCreateInput!',
+      'input: $input',
+      'testClock',
+      'id',
+      { input: { name: `Clock ${env.marker} ${next()}`, frozenTime: BILLING_AS_OF } },
+    );
+    if (withCustomer) {
+      await mutate(env, 'customerCreate', '$input: CustomerCreateInput!', 'input: $input', 'customer', 'id', {
+        input: { name: `Clocked ${env.marker}`, currency: 'EUR', testClockId: clock.id },
+      });
+    }
+    return clock.id;
   }
 
   async function createWebhookDelivery(env: MarkedEnvironment, endpointId: string): Promise<string> {
@@ -619,11 +641,14 @@ export function tenantFixtures(t: TestApp) {
         return createWebhookEndpoint(env);
       case 'webhookDelivery':
         return createWebhookDelivery(env, shared.webhookEndpoint);
+      case 'testClock':
+        return createTestClock(env);
     }
   }
 
   async function createEnvironment(name: string): Promise<MarkedEnvironment> {
-    const env = await t.createEnvironment(name);
+    // Test environments: they hold every kind of object, test clocks too.
+    const env = await t.createEnvironment(name, { kind: 'test' });
     return { ...env, marker: `mk${randomBytes(4).toString('hex')}` };
   }
 

@@ -4,7 +4,7 @@ import { tenantKeys } from '../../db/tenant-keys.ts';
 export const BILLING_RUN_STATUSES = ['running', 'succeeded', 'failed', 'interrupted'] as const;
 export type BillingRunStatus = (typeof BILLING_RUN_STATUSES)[number];
 
-export const BILLING_RUN_TRIGGERS = ['api', 'schedule'] as const;
+export const BILLING_RUN_TRIGGERS = ['api', 'schedule', 'test_clock'] as const;
 export type BillingRunTrigger = (typeof BILLING_RUN_TRIGGERS)[number];
 
 /** A customer the run could not bill, and why; the run went on with the others. */
@@ -18,6 +18,8 @@ export const BillingRunSchema = defineEntity({
     ...tenantKeys(),
     asOf: p.datetime(),
     triggeredBy: p.enum(BILLING_RUN_TRIGGERS),
+    /** The test clock whose customers (only) the run billed; null: the customers on no clock. */
+    testClockId: p.uuid().nullable(),
     status: p.enum(BILLING_RUN_STATUSES),
     startedAt: p.datetime(),
     finishedAt: p.datetime().nullable(),

@@ -4,6 +4,7 @@ import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.
 import { inEnvironment } from '../../db/tenant-transaction.ts';
 import { DomainError } from '../../errors.ts';
 import { billingRunsTotal } from '../../metrics.ts';
+import { customerNow, onClock } from '../clock/clock.now.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
 import { recordEvent } from '../event/event.service.ts';
 import { SubscriptionSchema } from '../subscription/subscription.entity.ts';
@@ -28,6 +29,11 @@ export type BillingRunProgress = { runId: string; customerId: string; customersD
 
 export type BillingRunOptions = {
   triggeredBy: BillingRunTrigger;
+  /**
+   * Bills only the customers of this test clock (its advance); without it a run bills only the
+   * customers on no clock, who live on real time.
+   */
+  testClockId?: string;
   /** Called after each customer's bills are committed. */
   onProgress?: (progress: BillingRunProgress) => void | Promise<void>;
   /** Stops the run between two customers; it then ends as `interrupted`. */
@@ -65,7 +71,7 @@ export class BillingRunService {
    */
   async preview(
     target: { customerId?: string | null; subscriptionId?: string | null },
-    asOf: Date,
+    asOf: Date | null,
   ): Promise<PreviewInvoice[] | null> {
     const { environmentId } = this.ctx;
     let customerId = target.customerId ?? null;
@@ -85,6 +91,7 @@ export class BillingRunService {
     }
     const customer = await this.ctx.em.findOne(CustomerSchema, { id: customerId, environmentId });
     if (!customer) return null;
+    const at = asOf ?? (await customerNow(this.ctx.em, environmentId, customer.id));
     let previewed: PreviewInvoice[] = [];
     try {
       await this.ctx.em.transactional(
@@ -93,7 +100,7 @@ export class BillingRunService {
             tx as EntityManager,
             null,
             customer.id,
-            asOf,
+            at,
             {
               preview: true,
               subscriptionId: target.subscriptionId ?? undefined,
@@ -109,9 +116,12 @@ export class BillingRunService {
     return previewed;
   }
 
-  /** Runs a billing run as of `asOf` (assertBillableMoment); CONFLICT while another run is under way. */
+  /**
+   * Runs a billing run as of `asOf` (assertBillableMoment, unless it is a test clock's); CONFLICT while
+   * another run is under way.
+   */
   async run(asOf: Date, options: BillingRunOptions): Promise<BillingRun> {
-    await assertBillableMoment(this.ctx, asOf);
+    if (!options.testClockId) await assertBillableMoment(this.ctx, asOf);
     const result = await withBillingRunLock(this.ctx.em, this.ctx.environmentId, () =>
       this.runLocked(asOf, options),
     );
@@ -125,13 +135,14 @@ export class BillingRunService {
   }
 
   private async runLocked(asOf: Date, options: BillingRunOptions): Promise<BillingRun> {
-    const runId = await this.start(asOf, options.triggeredBy);
+    const clockId = options.testClockId ?? null;
+    const runId = await this.start(asOf, options.triggeredBy, clockId);
     try {
       let after = NO_CUSTOMER;
       let customersDone = 0;
       let interrupted = false;
       while (!interrupted) {
-        const customers = await this.customersWithWork(asOf, after);
+        const customers = await this.customersWithWork(asOf, after, clockId);
         if (customers.length === 0) break;
         for (const customerId of customers) {
           if (options.signal?.aborted) {
@@ -162,7 +173,11 @@ export class BillingRunService {
   }
 
   /** Marks runs left `running` by a process that died as interrupted (this run holds the lock, so none is alive), then starts one. */
-  private async start(asOf: Date, triggeredBy: BillingRunTrigger): Promise<string> {
+  private async start(
+    asOf: Date,
+    triggeredBy: BillingRunTrigger,
+    testClockId: string | null,
+  ): Promise<string> {
     const { environmentId } = this.ctx;
     return this.transaction(async (tx) => {
       const now = new Date();
@@ -174,6 +189,7 @@ export class BillingRunService {
         environmentId,
         asOf,
         triggeredBy,
+        testClockId,
         status: 'running',
         startedAt: now,
         finishedAt: null,
@@ -208,9 +224,10 @@ export class BillingRunService {
 
   /**
    * The next customers, in id order after `after`, with an item due, a term to renew, a subscription to
-   * end, a proration line waiting or a billed period released by the deletion of its draft.
+   * end, a proration line waiting or a billed period released by the deletion of its draft: the
+   * customers of test clock `clockId`, or, with null, those on no clock.
    */
-  private async customersWithWork(asOf: Date, after: string): Promise<string[]> {
+  private async customersWithWork(asOf: Date, after: string, clockId: string | null): Promise<string[]> {
     const rows = await this.transaction((tx) =>
       tx.execute<{ customer_id: string }[]>(
         `select customer_id from (
@@ -227,7 +244,7 @@ export class BillingRunService {
            join subscription_item i on i.environment_id = b.environment_id and i.id = b.subscription_item_id
            join subscription s on s.environment_id = i.environment_id and s.id = i.subscription_id
            where b.environment_id = ? and s.customer_id > ? and b.invoice_id is null and b.quantity <> 0
-         ) work order by customer_id limit ?`,
+         ) work where ${onClock('work.customer_id')} order by customer_id limit ?`,
         [
           this.ctx.environmentId,
           after,
@@ -239,6 +256,8 @@ export class BillingRunService {
           asOf,
           this.ctx.environmentId,
           after,
+          this.ctx.environmentId,
+          clockId,
           CUSTOMER_BATCH,
         ],
       ),

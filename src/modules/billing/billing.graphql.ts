@@ -36,6 +36,11 @@ const BillingRunRef = builder.objectRef<BillingRun>('BillingRun').implement({
     id: t.expose('id', { type: 'UUID' }),
     asOf: t.expose('asOf', { type: 'DateTime', description: 'Everything due by then was billed.' }),
     triggeredBy: t.expose('triggeredBy', { type: BillingRunTriggerEnum }),
+    testClockId: t.expose('testClockId', {
+      type: 'UUID',
+      nullable: true,
+      description: 'The test clock whose customers (only) the run billed; null: the customers on no clock.',
+    }),
     status: t.expose('status', { type: BillingRunStatusEnum }),
     startedAt: t.expose('startedAt', { type: 'DateTime' }),
     finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
@@ -101,14 +106,14 @@ builder.queryFields((t) => ({
     type: [InvoicePreviewRef],
     nullable: true,
     description:
-      "The invoices the next billing run as of `asOf` (default now) would create for the customer, or for the subscription only: every due period and every waiting proration line, priced, taxed and totalled by the run's own code, with nothing written. One per currency; none when nothing is due; null when the customer or subscription does not exist.",
+      "The invoices the next billing run as of `asOf` (default now) would create for the customer, or for the subscription only (default: the customer's now, its test clock's frozen time when it has one): every due period and every waiting proration line, priced, taxed and totalled by the run's own code, with nothing written. One per currency; none when nothing is due; null when the customer or subscription does not exist.",
     args: {
       customerId: t.arg({ type: 'UUID' }),
       subscriptionId: t.arg({ type: 'UUID' }),
       asOf: t.arg({ type: 'DateTime' }).validate(Instant.nullish()),
     },
     resolve: (_root, { customerId, subscriptionId, asOf }, ctx) =>
-      new BillingRunService(ctx).preview({ customerId, subscriptionId }, asOf ?? new Date()),
+      new BillingRunService(ctx).preview({ customerId, subscriptionId }, asOf ?? null),
   }),
   billingRun: t.field({
     type: BillingRunRef,
@@ -130,7 +135,7 @@ builder.mutationFields((t) => ({
       'Bills everything due at `asOf` (default now) in this environment and answers what was billed. ' +
       'Refused (CONFLICT) while another run of the environment is under way. A live environment bills ' +
       'the present only: an `asOf` later than now (beyond 5 minutes of clock skew) is INVALID_INPUT ' +
-      'there; test environments may bill any moment.',
+      'there; test environments may bill any moment. Customers on a test clock are billed only by the clock (testClockAdvance).',
     args: { asOf: t.arg({ type: 'DateTime' }).validate(Instant.nullish()) },
     resolve: (_root, { asOf }, ctx) =>
       withUserErrors('billingRun', () =>

@@ -36,6 +36,8 @@ export const CustomerSchema = defineEntity({
     taxExempt: p.enum(TAX_EXEMPTIONS).default('none'),
     /** IANA time zone its subscriptions' periods begin at local midnight of. */
     timezone: p.string().columnType('text').default('UTC'),
+    /** The test clock whose time the customer lives on (test environments, set at creation only). */
+    testClockId: p.uuid().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().nullable(),
   },

@@ -39,6 +39,11 @@ export const CustomerRef = builder.objectRef<Customer>('Customer').implement({
     timezone: t.exposeString('timezone', {
       description: 'IANA time zone: subscription periods begin at local midnight there.',
     }),
+    testClockId: t.expose('testClockId', {
+      type: 'UUID',
+      nullable: true,
+      description: 'The test clock whose time the customer lives on (test environments), set at creation.',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
   }),
@@ -70,6 +75,13 @@ const CustomerCreateInputRef = builder
       taxIds: t.field({ type: [TaxIdInputRef] }),
       taxExempt: t.field({ type: TaxExemptEnum, description: 'Defaults to none.' }),
       timezone: t.string({ description: "IANA time zone; defaults to the environment's." }),
+      testClockId: t.field({
+        type: 'UUID',
+        description:
+          'Test environments only: the test clock the customer lives on, for good (it cannot change later). ' +
+          'Its subscriptions, previews, invoices and overdue checks use the clock’s time, and only the ' +
+          'clock’s advances bill it. TEST_CLOCK_LIVE_ENVIRONMENT in a live environment.',
+      }),
     }),
   })
   .validate(CustomerCreateInput);

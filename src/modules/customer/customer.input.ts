@@ -37,6 +37,8 @@ const customerFields = {
 export const CustomerCreateInput = z.strictObject({
   ...customerFields,
   collectionMode: customerFields.collectionMode.default('send_invoice'),
+  /** GraphQL only, test environments only: the test clock the customer lives on, for good. */
+  testClockId: z.uuid().nullish(),
 });
 export type CustomerCreateInput = z.infer<typeof CustomerCreateInput>;
 

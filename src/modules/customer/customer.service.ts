@@ -5,6 +5,7 @@ import { flushOrFail } from '../../db/flush.ts';
 import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
+import { TestClockService } from '../clock/clock.service.ts';
 import { recordEvent } from '../event/event.service.ts';
 import { customerTaxIdentity } from '../tax/tax-identity.ts';
 import {
@@ -66,6 +67,7 @@ export class CustomerService {
   async create(input: CustomerCreateInput): Promise<Customer> {
     const timezone =
       input.timezone ?? (await new AccessService(this.ctx.em).environment(this.ctx.environmentId)).timezone;
+    const testClockId = input.testClockId ? await this.testClock(input.testClockId) : null;
     const customer = this.ctx.em.create(CustomerSchema, {
       environmentId: this.ctx.environmentId,
       name: input.name,
@@ -78,10 +80,28 @@ export class CustomerService {
       billingAddress: { ...emptyAddress(), ...input.billingAddress },
       ...customerTaxIdentity({ taxIds: [], taxExempt: 'none' }, input),
       timezone,
+      testClockId,
     });
     this.recordEvent('customer.created', customer);
     await this.flush();
     return customer;
+  }
+
+  /**
+   * The test clock a new customer is attached to: only in a test environment
+   * (TEST_CLOCK_LIVE_ENVIRONMENT), an existing clock of it (INVALID_REFERENCE).
+   */
+  private async testClock(id: string): Promise<string> {
+    await new TestClockService(this.ctx).assertTestEnvironment();
+    const clock = await new TestClockService(this.ctx).find(id);
+    if (!clock) {
+      throw DomainError.onField(
+        'INVALID_REFERENCE',
+        ['testClockId'],
+        'is not a test clock of this environment',
+      );
+    }
+    return clock.id;
   }
 
   /** Applies the fields present in `input`; `null` clears a field, an absent one stays. */

@@ -22,6 +22,9 @@ export const EVENT_TYPES = [
   'billing_run.finished',
   'webhook_endpoint.disabled',
   'usage_threshold.crossed',
+  'test_clock.created',
+  'test_clock.advancing',
+  'test_clock.ready',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

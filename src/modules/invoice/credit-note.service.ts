@@ -3,6 +3,7 @@ import type { ServiceContext } from '../../context.ts';
 import { today } from '../../dates/calendar.ts';
 import { leanFind } from '../../db/lean.ts';
 import { DomainError, type FieldIssue } from '../../errors.ts';
+import { customerNow } from '../clock/clock.now.ts';
 import { TaxCodeSchema } from '../tax/tax-code.entity.ts';
 import type { CreditNoteInput } from './credit-note.input.ts';
 import { type Creditable, creditLines } from './credit-note.lines.ts';
@@ -56,7 +57,7 @@ export class CreditNoteService {
         creditReason: input.reason ?? 'other',
         creditOutcome: input.outcome ?? 'settle_invoice',
         currency: original.currency,
-        date: input.date ?? today(),
+        date: input.date ?? today(await customerNow(tx, environmentId, original.customerId)),
         dueDate: null,
         memo: input.memo ?? null,
         ...totals,

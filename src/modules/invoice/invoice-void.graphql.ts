@@ -1,10 +1,16 @@
+import type { RequestContext } from '../../context.ts';
 import { today } from '../../dates/calendar.ts';
 import { builder } from '../../graphql/builder.ts';
 import { payloadType, type UserError, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
+import { clockLoaders } from '../clock/clock.now.ts';
 import type { Invoice, Settlement } from './invoice.entity.ts';
 import { InvoiceRef, SettlementRef } from './invoice.graphql.ts';
 import { COLLECTION_STATUSES, collectionStatus, daysOverdue } from './invoice-collection.ts';
 import { InvoiceVoidService } from './invoice-void.service.ts';
+
+/** Today (UTC) for the invoice's customer: its test clock's day when it has one. */
+const customerToday = async (ctx: RequestContext, invoice: Invoice) =>
+  today(await ctx.loaders.of(clockLoaders).nowByCustomerId.load(invoice.customerId));
 
 const CollectionStatusEnum = builder.enumType('CollectionStatus', { values: COLLECTION_STATUSES });
 
@@ -27,12 +33,13 @@ builder.objectFields(InvoiceRef, (t) => ({
     resolve: (invoice) => collectionStatus(invoice),
   }),
   overdue: t.boolean({
-    description: 'An open invoice with something due after its dueDate (UTC days).',
-    resolve: (invoice) => daysOverdue(invoice, today()) > 0,
+    description:
+      "An open invoice with something due after its dueDate (UTC days; the customer's test clock's days when it has one).",
+    resolve: async (invoice, _args, ctx) => daysOverdue(invoice, await customerToday(ctx, invoice)) > 0,
   }),
   daysOverdue: t.int({
     description: 'Days since the dueDate of an overdue invoice (1 the day after it); 0 otherwise.',
-    resolve: (invoice) => daysOverdue(invoice, today()),
+    resolve: async (invoice, _args, ctx) => daysOverdue(invoice, await customerToday(ctx, invoice)),
   }),
 }));
 

@@ -7,6 +7,7 @@ import { flushOrFail } from '../../db/flush.ts';
 import { loadOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
+import { customerNow } from '../clock/clock.now.ts';
 import { CustomerService } from '../customer/customer.service.ts';
 import { recordEvent } from '../event/event.service.ts';
 import { BillableMetricSchema } from '../metering/metering.entity.ts';
@@ -194,7 +195,7 @@ export class SubscriptionService {
   }
 
   /**
-   * Changes quantities, prices, renewal and items at `at` (default now). Whole periods bill a change from
+   * Changes quantities, prices, renewal and items at `at` (default the customer's now: customerNow). Whole periods bill a change from
    * each item's next period on; with proration `create` (the default) or `invoice_now` the days from
    * `at` to the end of the period under way are prorated (see subscription.proration.ts). A preview
    * does all of it and rolls it back, answering the lines the change would make.
@@ -204,9 +205,9 @@ export class SubscriptionService {
     input: SubscriptionUpdateInput,
     options: ChangeOptions = {},
   ): Promise<ChangeResult> {
-    const at = input.at ?? new Date();
     const mode = input.proration ?? 'create';
     return this.change(id, options, async (tx, subscription, items) => {
+      const at = input.at ?? (await customerNow(tx, this.ctx.environmentId, subscription.customerId));
       if (subscription.status !== 'active') {
         throw new DomainError(
           'CONFLICT',
@@ -275,17 +276,18 @@ export class SubscriptionService {
   }
 
   /**
-   * Cancels from `at` on: no period after the one under way at `at` is billed, and the subscription no
+   * Cancels from `at` (default the customer's now: customerNow) on: no period after the one under way at `at` is billed, and the subscription no
    * longer renews. With proration `create` (default) or `invoice_now`, the unused days of the period
    * under way are credited; with `none` that period runs out.
    */
   async cancel(
     id: string,
-    at: Date = new Date(),
+    requestedAt?: Date,
     mode: ProrationBehavior = 'create',
     options: ChangeOptions = {},
   ): Promise<ChangeResult> {
     return this.change(id, options, async (tx, subscription, items) => {
+      const at = requestedAt ?? (await customerNow(tx, this.ctx.environmentId, subscription.customerId));
       if (subscription.status !== 'active') {
         throw new DomainError('CONFLICT', `the subscription is already ${subscription.status}`);
       }

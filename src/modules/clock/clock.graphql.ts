@@ -1,0 +1,100 @@
+import { Instant } from '../../dates/calendar.ts';
+import { builder } from '../../graphql/builder.ts';
+import { payloadType, type UserError, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
+import { TEST_CLOCK_STATUSES, type TestClock } from './clock.entity.ts';
+import { TestClockCreateInput, TestClockService } from './clock.service.ts';
+
+const TestClockStatusEnum = builder.enumType('TestClockStatus', {
+  values: TEST_CLOCK_STATUSES,
+  description:
+    'ready: at its frozen time; advancing: a job is billing its customers up to `advancingTo` (events ' +
+    'test_clock.advancing, then test_clock.ready).',
+});
+
+const TestClockRef = builder.objectRef<TestClock>('TestClock').implement({
+  description:
+    'Simulated time of a test environment: the customers attached to it live on its frozen time, and ' +
+    'only its advances bill them.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    name: t.exposeString('name'),
+    frozenTime: t.expose('frozenTime', { type: 'DateTime', description: '"Now" for its customers.' }),
+    status: t.expose('status', { type: TestClockStatusEnum }),
+    advancingTo: t.expose('advancingTo', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'Where the advance under way goes; null when ready.',
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+const TestClockCreateInputRef = builder
+  .inputType('TestClockCreateInput', {
+    fields: (t) => ({
+      name: t.string({ required: true }),
+      frozenTime: t.field({ type: 'DateTime', required: true, description: 'Where the clock starts.' }),
+    }),
+  })
+  .validate(TestClockCreateInput);
+
+const TestClockCreatePayload = payloadType('TestClockCreatePayload', 'testClock', TestClockRef);
+const TestClockAdvancePayload = payloadType('TestClockAdvancePayload', 'testClock', TestClockRef);
+const TestClockDeletePayload = builder
+  .objectRef<{ result: string | null; userErrors: UserError[] }>('TestClockDeletePayload')
+  .implement({
+    fields: (t) => ({
+      deletedTestClockId: t.field({ type: 'UUID', nullable: true, resolve: (payload) => payload.result }),
+      userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors }),
+    }),
+  });
+
+builder.queryFields((t) => ({
+  testClock: t.field({
+    type: TestClockRef,
+    nullable: true,
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (_root, { id }, ctx) => new TestClockService(ctx).find(id),
+  }),
+  testClocks: t.connection({
+    type: TestClockRef,
+    description: 'Test clocks of this environment, oldest first (a live environment has none).',
+    resolve: (_root, page, ctx) => new TestClockService(ctx).list(page),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  testClockCreate: t.field({
+    type: TestClockCreatePayload,
+    description:
+      'Creates a test clock at `frozenTime`. Test environments only: TEST_CLOCK_LIVE_ENVIRONMENT in a live one.',
+    args: { input: t.arg({ type: TestClockCreateInputRef, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      withUserErrors('testClock', () => new TestClockService(ctx).create(input)),
+  }),
+  testClockAdvance: t.field({
+    type: TestClockAdvancePayload,
+    description:
+      'Moves the clock forward to `to`: it answers the clock `advancing`, and a job bills everything due up ' +
+      "to `to` for the clock's customers only (renewals, ends, proration, usage periods, overdue checks), then " +
+      'makes it `ready` at `to` (events test_clock.advancing and test_clock.ready). Refused: ' +
+      'TEST_CLOCK_ADVANCING while an advance is under way, TEST_CLOCK_BACKWARDS before the frozen time, ' +
+      'TEST_CLOCK_TOO_FAR beyond two periods of the shortest recurring term of its customers (two years ' +
+      'when they have none).',
+    args: {
+      id: t.arg({ type: 'UUID', required: true }),
+      to: t.arg({ type: 'DateTime', required: true }).validate(Instant),
+    },
+    resolve: (_root, { id, to }, ctx) =>
+      withUserErrors('testClock', () => new TestClockService(ctx).advance(id, to)),
+  }),
+  testClockDelete: t.field({
+    type: TestClockDeletePayload,
+    description:
+      'Deletes a clock no customer is attached to (customers stay on their clock: CONFLICT); ' +
+      'TEST_CLOCK_ADVANCING while it advances.',
+    args: { id: t.arg({ type: 'UUID', required: true }) },
+    resolve: (_root, { id }, ctx) => withUserErrors('result', () => new TestClockService(ctx).delete(id)),
+  }),
+}));
