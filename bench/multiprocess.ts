@@ -142,25 +142,27 @@ async function main(): Promise<void> {
   let nginx: Awaited<ReturnType<typeof startNginx>> | undefined;
   const flags = await startFlags();
   const main = path.join(HERE, '..', 'src', 'main.ts');
+  // One after the other, each kept as soon as it answers: on a loaded machine three starting at once
+  // can each take longer than startChild waits, and one that failed must not leave the others running.
   const startServers = async (count: number, env: Record<string, string>) => {
-    const started = await Promise.all(
-      Array.from({ length: count }, () =>
-        startChild(
-          [...flags, main],
-          {
-            DATABASE_URL: database.url,
-            MIGRATE_ON_START: 'false',
-            JOB_WORKER: 'false',
-            LOG_LEVEL: 'warn',
-            NODE_ENV: 'production',
-            QUERY_COST_PER_SECOND: '0',
-            ...env,
-          },
-          '/health',
-        ),
-      ),
-    );
-    children.push(...started);
+    const started: Child[] = [];
+    for (let n = 0; n < count; n++) {
+      const child = await startChild(
+        [...flags, main],
+        {
+          DATABASE_URL: database.url,
+          MIGRATE_ON_START: 'false',
+          JOB_WORKER: 'false',
+          LOG_LEVEL: 'warn',
+          NODE_ENV: 'production',
+          QUERY_COST_PER_SECOND: '0',
+          ...env,
+        },
+        '/health',
+      );
+      children.push(child);
+      started.push(child);
+    }
     return started;
   };
   const stopServers = async () => {
