@@ -28,6 +28,7 @@ import { Migration20261125140000ProductMetadata } from './Migration2026112514000
 import { Migration20261125150000MeteringThresholds } from './Migration20261125150000MeteringThresholds.ts';
 import { Migration20261125160000NumberingSeries } from './Migration20261125160000NumberingSeries.ts';
 import { Migration20261125170000TestClocks } from './Migration20261125170000TestClocks.ts';
+import { Migration20261125170000ReplicaReadFence } from './Migration20261125170000ReplicaReadFence.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -70,4 +71,5 @@ export const migrations = [
   },
   { name: 'Migration20261125160000NumberingSeries', class: Migration20261125160000NumberingSeries },
   { name: 'Migration20261125170000TestClocks', class: Migration20261125170000TestClocks },
+  { name: 'Migration20261125170000ReplicaReadFence', class: Migration20261125170000ReplicaReadFence },
 ];

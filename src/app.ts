@@ -132,7 +132,9 @@ export function createApp({
       useCompiledQueries(),
       useAuditOperation(),
       useIdempotentMutations(),
-      useTenantTransaction(executionLimits.timeoutMs),
+      useTenantTransaction(executionLimits.timeoutMs, (error) =>
+        logger.error({ err: error }, 'could not record a write for read-your-writes on replicas'),
+      ),
       {
         async onRequest({ request, url, serverContext, endResponse }) {
           try {

@@ -59,6 +59,25 @@ const ConfigSchema = z.object({
   DATABASE_URL: z
     .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' })
     .optional(),
+  /**
+   * Comma-separated postgres:// URLs of streaming replicas of DATABASE_URL; unset: none. Plain reads (REST
+   * GETs, GraphQL queries) go to one of them in a read-only transaction, unless the token's own last write
+   * has not been replayed there yet (docs/replicas.md).
+   */
+  DATABASE_REPLICA_URLS: z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z.url({ protocol: /^postgres(ql)?$/, error: 'each must be a postgres:// or postgresql:// URL' }),
+      ),
+    ),
   DATA_DIR: z.string().min(1).default('.data'),
   MIGRATE_ON_START: booleanFlag.default(true),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { setAuditContext } from './audit/audit.context.ts';
 import type { ApiToken } from './auth/api-token.entity.ts';
-import { inEnvironment } from './db/tenant-transaction.ts';
+import { fenceReplicaReads, inEnvironment } from './db/tenant-transaction.ts';
 
 /** A module's batch loaders for one request, built from the request's EntityManager and environment. */
 export type LoaderSet<T> = (em: EntityManager, environmentId: string) => T;
@@ -70,13 +70,27 @@ export function createJobContext(
 
 /**
  * Runs one request's database work in its environment's transaction, on a request context whose
- * EntityManager and dataloaders belong to that transaction.
+ * EntityManager and dataloaders belong to that transaction. `readOnly`: a plain read, which a
+ * replica may serve (DATABASE_REPLICA_URLS).
  */
 export function inRequestTransaction<T>(
   ctx: RequestContext,
   work: (ctx: RequestContext) => Promise<T>,
+  options: { readOnly?: boolean } = {},
 ): Promise<T> {
-  return inEnvironment(ctx.em, ctx.environmentId, (tx) =>
-    work(createRequestContext(tx, ctx.environmentId, ctx.token)),
+  return inEnvironment(
+    ctx.em,
+    ctx.environmentId,
+    (tx) => work(createRequestContext(tx, ctx.environmentId, ctx.token)),
+    options.readOnly ? { tokenId: ctx.token.id } : undefined,
   );
+}
+
+/**
+ * After a request that may have written (anything but a plain read) by `ctx`'s token: its next reads
+ * wait for a replica to have replayed it (fenceReplicaReads). A failure to record it is logged, not
+ * answered: the write itself has committed.
+ */
+export async function afterWrite(ctx: RequestContext, onError: (error: unknown) => void): Promise<void> {
+  await fenceReplicaReads(ctx.em, ctx.token.id).catch(onError);
 }

@@ -33,7 +33,11 @@ if (config.MIGRATE_ON_START) {
   }
 }
 
-const orm = await openOrm(database.url, { entities, poolMax: config.DB_POOL_MAX });
+const orm = await openOrm(database.url, {
+  entities,
+  poolMax: config.DB_POOL_MAX,
+  replicaUrls: config.DATABASE_REPLICA_URLS,
+});
 try {
   await assertAppRole(orm);
 } catch (error) {

@@ -37,6 +37,17 @@ export const billingRunsTotal = new Counter({
 billingRunsTotal.labels('succeeded').inc(0);
 billingRunsTotal.labels('failed').inc(0);
 
+/**
+ * Read transactions (REST GETs, GraphQL queries) by where they ran: `replica` or `primary`, and why
+ * (no replica configured, the token's own write not yet replayed on the replica, ...).
+ */
+export const readTransactionsTotal = new Counter({
+  name: 'db_read_transactions_total',
+  help: 'Read-only request transactions, by target (replica or primary) and reason',
+  labelNames: ['target', 'reason'] as const,
+  registers,
+});
+
 let poolSource: (() => Promise<Pool>) | undefined;
 
 /** Reports the pool `source` resolves to (the app's database pool) at every scrape. */

@@ -73,7 +73,12 @@ async function loadEmbeddedPostgres() {
  */
 export async function startEmbeddedDatabase(
   dataDir: string,
-  options: { port?: number; onLog?: (message: string) => void } = {},
+  options: {
+    port?: number;
+    onLog?: (message: string) => void;
+    /** Extra initdb flags for a cluster this call creates (a throwaway test cluster: `--no-sync`). */
+    initdbFlags?: string[];
+  } = {},
 ): Promise<EmbeddedDatabase> {
   const clusterDir = path.resolve(dataDir, 'postgres');
   const passwordFile = path.resolve(dataDir, 'postgres.password');
@@ -98,6 +103,7 @@ export async function startEmbeddedDatabase(
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
+    initdbFlags: options.initdbFlags ?? [],
     onLog: options.onLog ?? (() => {}),
     onError: (error) => options.onLog?.(String(error)),
   });

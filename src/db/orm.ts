@@ -25,6 +25,12 @@ export type OrmOptions = {
    * migrations and administration (environments, tokens), never for serving requests.
    */
   owner?: boolean;
+  /**
+   * Streaming replicas of `clientUrl` (DATABASE_REPLICA_URLS). Only read transactions that ask for one go
+   * there (inEnvironment with `read`); everything else, reads outside a transaction included, stays on
+   * the primary.
+   */
+  replicaUrls?: readonly string[];
 };
 
 export function ormOptions(clientUrl: string, options: OrmOptions): Options {
@@ -35,6 +41,10 @@ export function ormOptions(clientUrl: string, options: OrmOptions): Options {
     extensions: [Migrator],
     discovery: { checkDuplicateTableNames: true },
     pool: { min: 0, max: options.poolMax ?? 10 },
+    replicas: (options.replicaUrls ?? []).map((url, i) => ({ name: `replica-${i + 1}`, clientUrl: url })),
+    // MikroORM would otherwise send every read outside a transaction to a replica (the token lookup, a
+    // job's reads), where a row committed a moment ago may not have arrived yet.
+    preferReadReplicas: false,
     dataloader: true,
     forceUtcTimezone: true,
     allowGlobalContext: false,

@@ -1,5 +1,6 @@
 import { TransactionContext } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { readTransactionsTotal } from '../metrics.ts';
 import { APP_ROLE } from './orm.ts';
 
 /** The setting the row-level security policies compare every tenant row's environment_id with. */
@@ -16,17 +17,38 @@ const rollbackOnly = new WeakSet<EntityManager>();
  * Every request's database work runs in such a transaction (the REST router and a GraphQL plugin open
  * it), and work that is not a request, such as a scheduled job, calls this once per environment.
  * Services' own `em.transactional()` calls inside nest as savepoints.
+ *
+ * With `read` (a plain read on behalf of a token), the transaction may run read-only on a streaming
+ * replica instead, under the same settings (see beginOnReplica).
  */
 export async function inEnvironment<T>(
   em: EntityManager,
   environmentId: string,
   work: (em: EntityManager) => Promise<T>,
+  read?: ReadRoute,
 ): Promise<T> {
   const tx = em.fork({ clear: true });
+  if (read && (await beginOnReplica(tx, environmentId, read.tokenId))) {
+    try {
+      return await runAndEnd(tx, work);
+    } catch (error) {
+      // Work that writes after all cannot on a replica: it runs again, on the primary.
+      if ((error as { code?: string }).code !== READ_ONLY_TRANSACTION) throw error;
+      readTransactionsTotal.labels('primary', 'write-attempted').inc();
+      return inEnvironment(em, environmentId, work);
+    }
+  }
   // The role too, so the transaction is confined even on an ORM that connects as the owner. As a
   // variable (set_config('role', …, true) is `set local role`), both go out in one statement.
   tx.setSessionContext({ variables: { [ENVIRONMENT_SETTING]: environmentId, role: APP_ROLE } });
   await tx.begin();
+  if (read)
+    readTransactionsTotal.labels('primary', hasReplicas(em) ? 'own-write-pending' : 'no-replica').inc();
+  return runAndEnd(tx, work);
+}
+
+/** Runs `work` in `tx`'s open transaction, then commits it (rolls back when asked to or when it throws). */
+async function runAndEnd<T>(tx: EntityManager, work: (em: EntityManager) => Promise<T>): Promise<T> {
   try {
     // Code that reaches for the global EntityManager inside `work` gets this transaction's.
     const result = await TransactionContext.create(tx, () => work(tx));
@@ -39,6 +61,71 @@ export async function inEnvironment<T>(
     if (tx.isInTransaction()) await tx.rollback().catch(() => {});
     throw error;
   }
+}
+
+/** A plain read on behalf of a token: it may be served by a replica (DATABASE_REPLICA_URLS). */
+export type ReadRoute = { tokenId: string };
+
+/** SQLSTATE read_only_sql_transaction: a write attempted in a read-only transaction. */
+const READ_ONLY_TRANSACTION = '25006';
+
+function hasReplicas(em: EntityManager): boolean {
+  return (em.config.get('replicas') ?? []).length > 0;
+}
+
+/**
+ * Opens `tx`'s transaction on a replica, read-only, with the same environment and role settings as on
+ * the primary (`set local`, so they end with it), when there is a replica and it has replayed the
+ * token's last write (read-your-writes): the primary's WAL position recorded after that write committed
+ * (fenceReplicaReads), compared with the replica's pg_last_wal_replay_lsn() in the transaction's first
+ * statement. A token that never wrote reads from a replica however far behind it is. Returns false,
+ * with nothing left open, when the read must go to the primary instead.
+ */
+async function beginOnReplica(tx: EntityManager, environmentId: string, tokenId: string): Promise<boolean> {
+  if (!hasReplicas(tx)) return false;
+  const [fence] = await tx
+    .getConnection('write')
+    .execute<{ lsn: string }[]>('select lsn::text as lsn from replica_read_fence where token_id = ?', [
+      tokenId,
+    ]);
+  const replica = tx.getConnection('read');
+  const trx = await replica.begin({ readOnly: true });
+  try {
+    const [row] = await replica.execute<{ caught_up: boolean | null }[]>(
+      `select set_config(?, ?, true), set_config('role', ?, true),
+         (?::pg_lsn is null or pg_last_wal_replay_lsn() >= ?::pg_lsn) as caught_up`,
+      [ENVIRONMENT_SETTING, environmentId, APP_ROLE, fence?.lsn ?? null, fence?.lsn ?? null],
+      'all',
+      trx,
+    );
+    if (row?.caught_up) {
+      tx.setTransactionContext(trx);
+      readTransactionsTotal.labels('replica', fence ? 'own-write-replayed' : 'no-own-write').inc();
+      return true;
+    }
+  } catch (error) {
+    await trx
+      .rollback()
+      .execute()
+      .catch(() => {});
+    throw error;
+  }
+  await trx.rollback().execute();
+  return false;
+}
+
+/**
+ * Records, after a write by `tokenId` has committed (or failed), the primary's WAL position: the token's
+ * reads go to the primary until a replica has replayed past it. Does nothing without replicas.
+ */
+export async function fenceReplicaReads(em: EntityManager, tokenId: string): Promise<void> {
+  if (!hasReplicas(em)) return;
+  await em.getConnection('write').execute(
+    `insert into replica_read_fence as fence (token_id, lsn) values (?, pg_current_wal_lsn())
+     on conflict (token_id) do update set lsn = excluded.lsn where fence.lsn < excluded.lsn`,
+    [tokenId],
+    'run',
+  );
 }
 
 /** Makes the transaction `inEnvironment` opened with `em` roll back when its work returns. */

@@ -1,7 +1,13 @@
-import { type ExecutionArgs, type ExecutionResult, type GraphQLError, locatedError } from 'graphql';
+import {
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLError,
+  getOperationAST,
+  locatedError,
+} from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
-import { inRequestTransaction } from '../context.ts';
+import { afterWrite, inRequestTransaction } from '../context.ts';
 import { markRollbackOnly } from '../db/tenant-transaction.ts';
 import { withinDeadline } from '../limits/deadline.ts';
 import { type RootField, splitMutation } from './mutation-fields.ts';
@@ -17,19 +23,25 @@ type Deadline = { timeoutMs: number; endsAt: number };
  * Runs `execute` in the environment's transaction, with a context whose EntityManager is that
  * transaction's; past the request's deadline it is answered TIMEOUT and the transaction rolled back.
  */
-const inTransaction = (execute: Execute, args: ExecutionArgs, deadline: Deadline) =>
-  inRequestTransaction(args.contextValue as Context, (tx) =>
-    withinDeadline(
-      deadline.timeoutMs,
-      async () => {
-        // No @defer or @stream: an execution yields one result, never a stream outliving the transaction.
-        const result = await execute({ ...args, contextValue: { ...(args.contextValue as Context), ...tx } });
-        // A field that failed keeps nothing it wrote (services also write in savepoints).
-        if (result.errors?.length) markRollbackOnly(tx.em);
-        return result;
-      },
-      deadline.endsAt - Date.now(),
-    ),
+const inTransaction = (execute: Execute, args: ExecutionArgs, deadline: Deadline, readOnly = false) =>
+  inRequestTransaction(
+    args.contextValue as Context,
+    (tx) =>
+      withinDeadline(
+        deadline.timeoutMs,
+        async () => {
+          // No @defer or @stream: an execution yields one result, never a stream outliving the transaction.
+          const result = await execute({
+            ...args,
+            contextValue: { ...(args.contextValue as Context), ...tx },
+          });
+          // A field that failed keeps nothing it wrote (services also write in savepoints).
+          if (result.errors?.length) markRollbackOnly(tx.em);
+          return result;
+        },
+        deadline.endsAt - Date.now(),
+      ),
+    { readOnly },
   );
 
 /**
@@ -71,7 +83,10 @@ async function executeFieldByField(
  * after the plugins that wrap execution themselves (Idempotency-Key), so it wraps them in turn: they
  * run once per root field, inside its transaction.
  */
-export function useTenantTransaction(timeoutMs: number): Plugin<Context> {
+export function useTenantTransaction(
+  timeoutMs: number,
+  onFenceFailure: (error: unknown) => void = () => {},
+): Plugin<Context> {
   return {
     onExecute({ executeFn, setExecuteFn }) {
       const execute = executeFn as Execute;
@@ -79,9 +94,16 @@ export function useTenantTransaction(timeoutMs: number): Plugin<Context> {
         // One limit for the whole request: the fields of a mutation share it.
         const deadline = { timeoutMs, endsAt: Date.now() + timeoutMs };
         const fields = splitMutation(executeArgs);
-        return fields
-          ? executeFieldByField(execute, fields, deadline)
-          : inTransaction(execute, executeArgs, deadline);
+        if (!fields) {
+          // Only a query is a plain read (a replica may serve it).
+          const query =
+            getOperationAST(executeArgs.document, executeArgs.operationName)?.operation === 'query';
+          return inTransaction(execute, executeArgs, deadline, query);
+        }
+        // Its reads wait for a replica to have replayed what it wrote.
+        return executeFieldByField(execute, fields, deadline).finally(() =>
+          afterWrite(executeArgs.contextValue as Context, onFenceFailure),
+        );
       });
     },
   };

@@ -6,7 +6,7 @@ import { setAuditContext } from '../audit/audit.context.ts';
 import { grantsScope, missingScope } from '../auth/scopes.ts';
 import { EXECUTION_LIMITS } from '../config.ts';
 import type { RequestContext } from '../context.ts';
-import { inRequestTransaction } from '../context.ts';
+import { afterWrite, inRequestTransaction } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { BodyError, CLIENT_CLOSED_REQUEST, readJsonBody } from '../http/body.ts';
 import { errorToProblem, problemResponse } from '../http/problem.ts';
@@ -109,6 +109,9 @@ export class RestRouter {
     });
   }
 
+  private readonly logFenceFailure = (error: unknown) =>
+    this.logger.error({ err: error }, 'could not record a write for read-your-writes on replicas');
+
   /** A HEAD matches the path's GET (RFC 9110 §9.3.2); the caller drops the body (withoutBody). */
   match(method: string, pathname: string): RouteMatch {
     const onPath = this.routes.filter((route) => route.pattern.test(pathname));
@@ -182,13 +185,19 @@ export class RestRouter {
           throw new Error(`${route.path}: a POST answers JSON, replays store text`);
         return { ...response, body: response.body };
       };
-      const response = await inRequestTransaction(ctx, (tx) =>
-        withinDeadline(this.timeoutMs, async () =>
-          key
-            ? new IdempotencyService(tx).run(key, requestFingerprint(`POST ${instance}`, body), replayable)
-            : { ...(await respond(tx)), replayed: false },
-        ),
-      );
+      const readOnly = route.method === 'GET';
+      const response = await inRequestTransaction(
+        ctx,
+        (tx) =>
+          withinDeadline(this.timeoutMs, async () =>
+            key
+              ? new IdempotencyService(tx).run(key, requestFingerprint(`POST ${instance}`, body), replayable)
+              : { ...(await respond(tx)), replayed: false },
+          ),
+        { readOnly },
+      ).finally(async () => {
+        if (!readOnly) await afterWrite(ctx, this.logFenceFailure);
+      });
       return new Response(response.body, {
         status: response.status,
         headers: response.replayed
