@@ -1,7 +1,7 @@
 import { filter, map, pipe } from 'graphql-yoga';
 import type { RequestContext } from '../../context.ts';
-import { inEnvironment } from '../../db/tenant-transaction.ts';
 import { sessionUrlOf } from '../../db/orm.ts';
+import { inEnvironment } from '../../db/tenant-transaction.ts';
 import { type Event, EventSchema, type EventType } from './event.entity.ts';
 import { eventFeed } from './event.feed.ts';
 
