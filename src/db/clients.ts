@@ -76,10 +76,10 @@ async function asRole(client: pg.Client, send: Send, setRole: string, args: unkn
   const hasValues = Array.isArray(values) && values.length > 0;
   if (BEGIN.test(text) && !hasValues && typeof config === 'string') {
     // Without values the text goes out as a simple query, so both statements share one round trip.
-    const results = await send(`${text.trim().replace(/;$/, '')}; ${setRole}`);
+    const results = await send(`${text.trim().replace(/;$/, '')}; ${setRole}`).catch(abandon(client, send));
     return Array.isArray(results) ? results[0] : results;
   }
-  await send(`begin; ${setRole}`);
+  await send(`begin; ${setRole}`).catch(abandon(client, send));
   try {
     const result = await send(...args);
     await send('commit');
@@ -88,4 +88,15 @@ async function asRole(client: pg.Client, send: Send, setRole: string, args: unkn
     if (client.getTransactionStatus() !== 'I') await send('rollback').catch(() => {});
     throw error;
   }
+}
+
+/**
+ * When the role cannot be set (the user may not act as it), the BEGIN went through and left a failed
+ * transaction: it is rolled back before the error goes on, so the connection is usable again.
+ */
+function abandon(client: pg.Client, send: Send): (error: unknown) => Promise<never> {
+  return async (error) => {
+    if (client.getTransactionStatus() !== 'I') await send('rollback').catch(() => {});
+    throw error;
+  };
 }
