@@ -27,8 +27,8 @@ import { Migration20261125130000Metering } from './Migration20261125130000Meteri
 import { Migration20261125140000ProductMetadata } from './Migration20261125140000ProductMetadata.ts';
 import { Migration20261125150000MeteringThresholds } from './Migration20261125150000MeteringThresholds.ts';
 import { Migration20261125160000NumberingSeries } from './Migration20261125160000NumberingSeries.ts';
-import { Migration20261125170000TestClocks } from './Migration20261125170000TestClocks.ts';
 import { Migration20261125170000ReplicaReadFence } from './Migration20261125170000ReplicaReadFence.ts';
+import { Migration20261125170000TestClocks } from './Migration20261125170000TestClocks.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [

@@ -78,6 +78,21 @@ const ConfigSchema = z.object({
         z.url({ protocol: /^postgres(ql)?$/, error: 'each must be a postgres:// or postgresql:// URL' }),
       ),
     ),
+  /**
+   * Where the connections that need a server session of their own go (the job worker, which LISTENs
+   * and keeps session state; the live event feed's LISTEN; migrations, which hold a lock across
+   * transactions): the database directly or a pooler in session mode. Unset: DATABASE_URL. Set it when
+   * DATABASE_URL goes through a pooler in transaction mode (PgBouncer `pool_mode = transaction`).
+   */
+  DATABASE_SESSION_URL: z
+    .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' })
+    .optional(),
+  /**
+   * Whether the hot reads go out as named prepared statements (planned once per connection); `false`
+   * behind a pooler in transaction mode that does not track them (PgBouncer before 1.21, or with
+   * max_prepared_statements = 0).
+   */
+  DB_PREPARED_STATEMENTS: booleanFlag.default(true),
   DATA_DIR: z.string().min(1).default('.data'),
   MIGRATE_ON_START: booleanFlag.default(true),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),

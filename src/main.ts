@@ -23,7 +23,13 @@ const database = await openDatabase(config, logger);
 const baseUrl = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
 
 // Migrations and the first start's environment and token need the database owner; requests never do.
-const owner = await openOrm(database.url, { entities, poolMax: 1, owner: true });
+// Migrating holds a lock across transactions: a session, so DATABASE_SESSION_URL.
+const owner = await openOrm(database.sessionUrl, {
+  entities,
+  poolMax: 1,
+  owner: true,
+  preparedStatements: config.DB_PREPARED_STATEMENTS,
+});
 if (config.MIGRATE_ON_START) {
   try {
     const applied = await migrate(owner);
@@ -37,6 +43,8 @@ const orm = await openOrm(database.url, {
   entities,
   poolMax: config.DB_POOL_MAX,
   replicaUrls: config.DATABASE_REPLICA_URLS,
+  preparedStatements: config.DB_PREPARED_STATEMENTS,
+  sessionUrl: database.sessionUrl,
 });
 try {
   await assertAppRole(orm);
@@ -102,7 +110,7 @@ try {
 let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
 if (config.JOB_WORKER) {
   try {
-    worker = await startWorker(config, { orm, ownerUrl: database.url, logger });
+    worker = await startWorker(config, { orm, ownerUrl: database.sessionUrl, logger });
     worker.promise.catch((error) => logger.error({ err: error }, 'the job worker failed'));
   } catch (error) {
     server.close();

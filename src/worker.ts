@@ -22,11 +22,18 @@ try {
 
 const logger = createLogger(config.LOG_LEVEL);
 const databaseUrl = config.DATABASE_URL as string;
-const orm = await openOrm(databaseUrl, { entities, poolMax: config.JOB_CONCURRENCY + 1 });
+// The queue LISTENs and keeps session state: its connections go to DATABASE_SESSION_URL.
+const sessionUrl = config.DATABASE_SESSION_URL ?? databaseUrl;
+const orm = await openOrm(databaseUrl, {
+  entities,
+  poolMax: config.JOB_CONCURRENCY + 1,
+  preparedStatements: config.DB_PREPARED_STATEMENTS,
+  sessionUrl,
+});
 let worker: Awaited<ReturnType<typeof startWorker>>;
 try {
   await assertAppRole(orm);
-  worker = await startWorker(config, { orm, ownerUrl: databaseUrl, logger });
+  worker = await startWorker(config, { orm, ownerUrl: sessionUrl, logger });
 } catch (error) {
   console.error(`Cannot start the job worker: ${(error as Error).message}`);
   await orm.close();

@@ -163,7 +163,13 @@ async function main(argv: string[]): Promise<number> {
   const logger = createLogger('warn', false);
   const database = await openDatabase(config, logger);
   // Administration (environments, tokens, migrations) is the owner's business, not the application role's.
-  const orm = await openOrm(database.url, { entities, poolMax: 2, owner: true });
+  // Its session URL: `migrate` holds a lock across transactions (see migrate).
+  const orm = await openOrm(database.sessionUrl, {
+    entities,
+    poolMax: 2,
+    owner: true,
+    preparedStatements: config.DB_PREPARED_STATEMENTS,
+  });
   try {
     const output = await command(new AccessService(orm.em.fork()), orm);
     console.log(argv.includes('--json') ? JSON.stringify(output.json) : output.text);

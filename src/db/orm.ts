@@ -5,7 +5,7 @@ import { runMigrations as runJobQueueMigrations, Logger as WorkerLogger } from '
 import pg from 'pg';
 import { migrations } from '../../migrations/index.ts';
 import { AuditSubscriber } from '../audit/audit.subscriber.ts';
-import { DatabaseClient } from './unavailable.ts';
+import { poolClient } from './clients.ts';
 
 export type Orm = MikroORM;
 
@@ -31,9 +31,31 @@ export type OrmOptions = {
    * the primary.
    */
   replicaUrls?: readonly string[];
+  /**
+   * Send the lean reads as named prepared statements (DB_PREPARED_STATEMENTS, default true); false
+   * behind a pooler in transaction mode that does not track them (PgBouncer before 1.21).
+   */
+  preparedStatements?: boolean;
+  /**
+   * Where what needs a session of its own connects (DATABASE_SESSION_URL): the live event feed's
+   * LISTEN. Default: `clientUrl`.
+   */
+  sessionUrl?: string;
 };
 
+const sessionUrls = new Map<string, string>();
+
+/**
+ * The URL for connections that must keep one server session (LISTEN): the `sessionUrl` the ORM of
+ * `clientUrl` was opened with, or `clientUrl` itself.
+ */
+export function sessionUrlOf(clientUrl: string): string {
+  return sessionUrls.get(clientUrl) ?? clientUrl;
+}
+
 export function ormOptions(clientUrl: string, options: OrmOptions): Options {
+  if (options.sessionUrl) sessionUrls.set(clientUrl, options.sessionUrl);
+  const namedStatements = options.preparedStatements ?? true;
   return {
     clientUrl,
     entities: [...options.entities],
@@ -48,18 +70,15 @@ export function ormOptions(clientUrl: string, options: OrmOptions): Options {
     dataloader: true,
     forceUtcTimezone: true,
     allowGlobalContext: false,
-    // pg-pool runs onConnect on every new connection before handing it out, and closes one whose role
-    // switch fails: nothing ever runs as the owner by mistake, and a failure does not leak a pool slot.
-    // DatabaseClient sends the statements marked `prepared` as named prepared statements, and marks the
-    // errors it raises as the database's (see isDatabaseUnavailable).
-    driverOptions: options.owner
-      ? { Client: DatabaseClient }
-      : {
-          Client: DatabaseClient,
-          onConnect: async (client: pg.ClientBase) => {
-            await client.query(`set role ${pg.escapeIdentifier(APP_ROLE)}`);
-          },
-        },
+    // The client class sends the statements marked `prepared` as named prepared statements (unless
+    // `preparedStatements` is false), and marks the errors it raises as the database's (see
+    // isDatabaseUnavailable). The application's acts as APP_ROLE in every transaction and only there
+    // (`set local role` with each BEGIN, and a statement outside a transaction wrapped in one): nothing
+    // ever runs as the owner by mistake, and no server connection keeps the role for a pooler to hand
+    // to another client (see poolClient).
+    driverOptions: {
+      Client: poolClient({ namedStatements, role: options.owner ? undefined : APP_ROLE }),
+    },
     migrations: {
       migrationsList: migrations,
       snapshot: false,
@@ -75,19 +94,35 @@ export async function openOrm(clientUrl: string, options: OrmOptions): Promise<O
   return MikroORM.init(ormOptions(clientUrl, options));
 }
 
+/** The advisory lock concurrent starts (or `cli migrate`s) of one database take in turn to migrate it. */
+const MIGRATION_LOCK = 'billing-gateway:migrations';
+
 /**
  * Applies pending migrations; returns the names of those applied. `orm` must be opened with `owner`.
  * The job queue's schema (graphile_worker, versioned by graphile-worker itself) comes first: the
  * application's migrations add jobs to it from triggers and functions, so it must exist whether or
  * not a worker has ever run.
+ *
+ * Several processes started at once on one database migrate one after the other: each first takes a
+ * session advisory lock on a connection of its own (waiting while another holds it), so the first
+ * migrates and the others then find nothing left to do. That connection must keep its session:
+ * `orm`'s URL goes to the database directly or through session pooling (DATABASE_SESSION_URL), never
+ * through a pooler in transaction mode. It closes when the migrations end, which releases the lock even
+ * if the unlock did not.
  */
 export async function migrate(orm: Orm): Promise<string[]> {
-  await runJobQueueMigrations({
-    connectionString: orm.config.get('clientUrl'),
-    logger: new WorkerLogger(() => () => {}),
-  });
-  const applied = await orm.migrator.up();
-  return applied.map((migration) => migration.name);
+  const connectionString = orm.config.get('clientUrl') as string;
+  const lock = new pg.Client({ connectionString });
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock(hashtextextended($1, 0))', [MIGRATION_LOCK]);
+    await runJobQueueMigrations({ connectionString, logger: new WorkerLogger(() => () => {}) });
+    const applied = await orm.migrator.up();
+    await lock.query('select pg_advisory_unlock(hashtextextended($1, 0))', [MIGRATION_LOCK]);
+    return applied.map((migration) => migration.name);
+  } finally {
+    await lock.end().catch(() => {});
+  }
 }
 
 /**

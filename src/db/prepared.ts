@@ -16,13 +16,19 @@ export function prepared(text: string): string {
 
 /**
  * The pool's client class (MikroORM `driverOptions.Client`): a text marked with `prepared` goes out
- * as a named statement, everything else exactly as it comes.
+ * as a named statement, everything else exactly as it comes. A subclass whose `namedStatements` is
+ * false sends every text unnamed (DB_PREPARED_STATEMENTS=false): a named statement belongs to one
+ * server session, which a pooler in transaction mode (PgBouncer before 1.21) does not keep for a client.
  */
-export class PreparingClient extends pg.Client {}
+export class PreparingClient extends pg.Client {
+  get namedStatements(): boolean {
+    return true;
+  }
+}
 
-PreparingClient.prototype.query = function query(this: pg.Client, config: unknown, ...rest: unknown[]) {
+PreparingClient.prototype.query = function query(this: PreparingClient, config: unknown, ...rest: unknown[]) {
   const send = pg.Client.prototype.query;
-  const name = typeof config === 'string' ? names.get(config) : undefined;
+  const name = typeof config === 'string' && this.namedStatements ? names.get(config) : undefined;
   const [values, callback] = rest;
   if (name === undefined || !Array.isArray(values)) return Reflect.apply(send, this, [config, ...rest]);
   return Reflect.apply(send, this, [{ name, text: config, values }, callback]);

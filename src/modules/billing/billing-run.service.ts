@@ -134,6 +134,34 @@ export class BillingRunService {
     return result;
   }
 
+  /**
+   * Records that a scheduled run of `scheduledAt` did not start because another run of the environment
+   * held the lock: a `billing_run.skipped` event about the environment, naming the run under way when
+   * one is visible (a run started by a request commits its row only with the request).
+   */
+  async recordSkipped(scheduledAt: Date, triggeredBy: BillingRunTrigger): Promise<void> {
+    const { environmentId } = this.ctx;
+    await this.transaction(async (tx) => {
+      const running = await tx.findOne(
+        BillingRunSchema,
+        { environmentId, status: 'running' },
+        { orderBy: { startedAt: 'desc' } },
+      );
+      recordEvent(tx, environmentId, {
+        type: 'billing_run.skipped',
+        objectType: 'environment',
+        objectId: environmentId,
+        data: {
+          scheduledAt: scheduledAt.toISOString(),
+          triggeredBy,
+          reason: 'another billing run of this environment was under way',
+          runningRunId: running?.id ?? null,
+        },
+      });
+      await tx.flush();
+    });
+  }
+
   private async runLocked(asOf: Date, options: BillingRunOptions): Promise<BillingRun> {
     const clockId = options.testClockId ?? null;
     const runId = await this.start(asOf, options.triggeredBy, clockId);

@@ -33,8 +33,9 @@ export function billingTasks({ orm, logger }: JobDependencies): Record<string, T
     [BILLING_RUN_TASK]: async (payload, helpers) => {
       const { environmentId } = payload as BillingRunPayload;
       const ctx = createJobContext(orm.em.fork(), environmentId, 'billingRun');
+      const scheduledAt = new Date();
       try {
-        const run = await new BillingRunService(ctx).run(new Date(), {
+        const run = await new BillingRunService(ctx).run(scheduledAt, {
           triggeredBy: 'schedule',
           signal: helpers.abortSignal,
           onProgress: ({ runId, customersDone }) =>
@@ -55,7 +56,11 @@ export function billingTasks({ orm, logger }: JobDependencies): Record<string, T
         else if (periodCount + renewalCount + endedCount > 0) logger.info(summary, 'billing run finished');
       } catch (error) {
         if (!(error instanceof DomainError && error.code === 'CONFLICT')) throw error;
-        logger.debug({ environmentId }, 'billing run skipped: another run of the environment is under way');
+        // Not silently: an environment whose runs keep being skipped is one to look at.
+        logger.warn({ environmentId }, 'billing run skipped: another run of the environment is under way');
+        await new BillingRunService(
+          createJobContext(orm.em.fork(), environmentId, 'billingRun'),
+        ).recordSkipped(scheduledAt, 'schedule');
       }
     },
   };

@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   'subscription.updated',
   'subscription.cancelled',
   'billing_run.finished',
+  'billing_run.skipped',
   'webhook_endpoint.disabled',
   'usage_threshold.crossed',
   'test_clock.created',

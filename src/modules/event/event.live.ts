@@ -1,5 +1,6 @@
 import { filter, map, pipe } from 'graphql-yoga';
 import type { RequestContext } from '../../context.ts';
+import { sessionUrlOf } from '../../db/orm.ts';
 import { inEnvironment } from '../../db/tenant-transaction.ts';
 import { type Event, EventSchema, type EventType } from './event.entity.ts';
 import { eventFeed } from './event.feed.ts';
@@ -16,7 +17,8 @@ export async function liveEvents(
 ): Promise<AsyncIterable<Event>> {
   const { environmentId } = ctx;
   const wanted = objectId?.toLowerCase() ?? null;
-  const feed = eventFeed(ctx.em.config.get('clientUrl') as string);
+  // LISTEN needs a session of its own: DATABASE_SESSION_URL, where a pooler in transaction mode is not.
+  const feed = eventFeed(sessionUrlOf(ctx.em.config.get('clientUrl') as string));
   return pipe(
     await feed.subscribe(environmentId, ctx.token.id),
     filter((published) => !types || types.includes(published.type as EventType)),

@@ -1,0 +1,102 @@
+import pg from 'pg';
+import { DatabaseClient } from './unavailable.ts';
+
+/** A BEGIN or START TRANSACTION statement alone (with its modes, without parameters). */
+const BEGIN = /^\s*(begin|start\s+transaction)\b[^;]*;?\s*$/i;
+/** Statements that end a transaction, which go out as they are whatever the connection's state. */
+const TRANSACTION_END = /^\s*(commit|rollback|end|abort)\b/i;
+
+type Send = (...args: unknown[]) => Promise<unknown>;
+type Callback = (error: Error | null, result?: unknown) => void;
+
+export type PoolClientOptions = {
+  /** Send the texts marked `prepared` as named statements (DB_PREPARED_STATEMENTS). */
+  namedStatements: boolean;
+  /** The role every statement runs as, set for its transaction only; none: the connecting user. */
+  role?: string;
+};
+
+/**
+ * The pool's client class (MikroORM `driverOptions.Client`) for `options`.
+ *
+ * With a `role`, nothing a connection does outlives its transaction, so a pooler in transaction mode
+ * (PgBouncer) may hand the server connection to anyone after it: every BEGIN goes out together with
+ * `set_config('role', <role>, true)` (as `set local role`, in the same round trip), and a statement
+ * sent outside a transaction is wrapped in one that does the same (`begin; set_config(…)`, the
+ * statement, `commit`). The role is never set for the session, which a pooler would hand, with
+ * the role, to the next client of that server connection.
+ */
+export function poolClient({ namedStatements, role }: PoolClientOptions): typeof DatabaseClient {
+  const base = namedStatements
+    ? DatabaseClient
+    : class UnnamedClient extends DatabaseClient {
+        override get namedStatements(): boolean {
+          return false;
+        }
+      };
+  if (role === undefined) return base;
+  const setRole = `select set_config('role', ${pg.escapeLiteral(role)}, true)`;
+
+  class RoleClient extends base {
+    /** The last statement sent: the next decides on the connection's state once that one is answered. */
+    tail: Promise<unknown> = Promise.resolve();
+  }
+
+  RoleClient.prototype.query = function query(this: RoleClient, config: unknown, ...rest: unknown[]) {
+    const send = base.prototype.query as unknown as Send;
+    // A Submittable (cursor, stream) goes out as it is; the application sends none.
+    if (typeof (config as { submit?: unknown } | null)?.submit === 'function') {
+      return Reflect.apply(send, this, [config, ...rest]);
+    }
+    const callback = typeof rest.at(-1) === 'function' ? (rest.pop() as Callback) : undefined;
+    const args = [config, ...rest];
+    const run = this.tail.then(() =>
+      asRole(this, (...call) => Reflect.apply(send, this, call), setRole, args),
+    );
+    this.tail = run.catch(() => {});
+    if (!callback) return run;
+    run.then(
+      (result) => callback(null, result),
+      (error: Error) => callback(error),
+    );
+    return undefined;
+  } as typeof pg.Client.prototype.query;
+
+  return RoleClient;
+}
+
+async function asRole(client: pg.Client, send: Send, setRole: string, args: unknown[]): Promise<unknown> {
+  const [config, values] = args;
+  const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
+  const status = client.getTransactionStatus();
+  // In a transaction (T) or a failed one (E), the transaction's BEGIN already set the role.
+  if (status === 'T' || status === 'E' || typeof text !== 'string' || TRANSACTION_END.test(text)) {
+    return send(...args);
+  }
+  const hasValues = Array.isArray(values) && values.length > 0;
+  if (BEGIN.test(text) && !hasValues && typeof config === 'string') {
+    // Without values the text goes out as a simple query, so both statements share one round trip.
+    const results = await send(`${text.trim().replace(/;$/, '')}; ${setRole}`).catch(abandon(client, send));
+    return Array.isArray(results) ? results[0] : results;
+  }
+  await send(`begin; ${setRole}`).catch(abandon(client, send));
+  try {
+    const result = await send(...args);
+    await send('commit');
+    return result;
+  } catch (error) {
+    if (client.getTransactionStatus() !== 'I') await send('rollback').catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * When the role cannot be set (the user may not act as it), the BEGIN went through and left a failed
+ * transaction: it is rolled back before the error goes on, so the connection is usable again.
+ */
+function abandon(client: pg.Client, send: Send): (error: unknown) => Promise<never> {
+  return async (error) => {
+    if (client.getTransactionStatus() !== 'I') await send('rollback').catch(() => {});
+    throw error;
+  };
+}
