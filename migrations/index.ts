@@ -28,6 +28,7 @@ import { Migration20261125140000ProductMetadata } from './Migration2026112514000
 import { Migration20261125150000MeteringThresholds } from './Migration20261125150000MeteringThresholds.ts';
 import { Migration20261125160000NumberingSeries } from './Migration20261125160000NumberingSeries.ts';
 import { Migration20261125170000SubscriptionTrials } from './Migration20261125170000SubscriptionTrials.ts';
+import { Migration20261125170100InvoiceItemBilledPeriod } from './Migration20261125170100InvoiceItemBilledPeriod.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -70,4 +71,8 @@ export const migrations = [
   },
   { name: 'Migration20261125160000NumberingSeries', class: Migration20261125160000NumberingSeries },
   { name: 'Migration20261125170000SubscriptionTrials', class: Migration20261125170000SubscriptionTrials },
+  {
+    name: 'Migration20261125170100InvoiceItemBilledPeriod',
+    class: Migration20261125170100InvoiceItemBilledPeriod,
+  },
 ];

@@ -323,18 +323,21 @@ export class ItemChanges {
       await tx.flush();
       const customer = await tx.findOneOrFail(CustomerSchema, { id: subscription.customerId, environmentId });
       const ctx = { em: tx, environmentId, loaders: new RequestLoaders(tx, environmentId) };
-      const invoice = await new InvoiceDraftService(ctx).create({
-        customerId: subscription.customerId,
-        currency: subscription.currency,
-        date: dateOf(at),
-        items: rows.map((row) =>
-          prorationInvoiceItem(
-            row,
-            this.products.get(row.productId) as Product,
-            this.prices.get(row.priceId) as Price,
+      const invoice = await new InvoiceDraftService(ctx).create(
+        {
+          customerId: subscription.customerId,
+          currency: subscription.currency,
+          date: dateOf(at),
+          items: rows.map((row) =>
+            prorationInvoiceItem(
+              row,
+              this.products.get(row.productId) as Product,
+              this.prices.get(row.priceId) as Price,
+            ),
           ),
-        ),
-      });
+        },
+        rows.map((row) => ({ prorationLineId: row.id })),
+      );
       if (customer.collectionMode !== 'draft_invoice') await new InvoiceBookingService(ctx).book(invoice.id);
       for (const row of rows) row.invoiceId = invoice.id;
     }
