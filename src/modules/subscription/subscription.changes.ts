@@ -201,7 +201,14 @@ export class ItemChanges {
    * the zero line of its trial goes too.
    */
   endItem(item: SubscriptionItem, at: Date): void {
-    const span = this.mode === 'none' ? null : prorationSpan(this.subscription, item, at);
+    // An item already ending by then (removed before) had its unused time credited when it was removed.
+    const end = boundary(
+      this.subscription.startDate,
+      itemTerm(item),
+      firstChangeablePeriod(this.subscription, item, at),
+    );
+    const ended = item.endsOn != null && end != null && item.endsOn <= end;
+    const span = this.mode === 'none' || ended ? null : prorationSpan(this.subscription, item, at);
     if (span) this.draft(item, 'unused', stateOnDay(item, this.changes, span.period, span.from), span, null);
     endItem(this.subscription, item, at);
     if (item.endsOn && item.endsOn <= item.startsOn) this.withoutTrial.push(item.id);
