@@ -162,4 +162,23 @@ describe('trials', () => {
     );
     expect(count[0]?.n).toBe('0');
   });
+
+  it('a billing anchor with a term end: a prorated first period, whole periods from the anchor, the last cut at the term end', async () => {
+    const g = await given();
+    await f.subscribe(g.env, {
+      customerId: g.customerId,
+      term: { start: '2026-03-12', end: '2026-05-20' },
+      billingAnchor: '2026-04-01',
+      items: [{ productId: g.product.id, priceId: g.basic.id, quantity: 3 }],
+    });
+    for (const day of ['2026-03-12', '2026-04-01', '2026-05-01', '2026-06-01']) {
+      await f.runBilling(g.env, midnight(day));
+    }
+    // 3000 × 20/31 → 1935 for Mar 12 to Apr 1; 3000 × 19/31 → 1839 for May 1 to the term end on May 20
+    expect(await linesOf(g)).toEqual([
+      ['Remaining time on 3 × Seat from 12 Mar | 2026-03-12..2026-04-01 | 1935'],
+      ['Basic | 2026-04-01..2026-05-01 | 3000'],
+      ['Basic | 2026-05-01..2026-05-20 | 1839'],
+    ]);
+  });
 });

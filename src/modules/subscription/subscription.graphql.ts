@@ -303,7 +303,7 @@ const SubscriptionCreateInputRef = builder
       billingAnchor: t.field({
         type: 'Date',
         description:
-          'Open-ended subscriptions only: periods run from this day (within the first period of every item); the days from the start to it are billed as a prorated first period. Defaults to the start.',
+          'Periods run from this day (within the first period of every item, before any term end); the days from the start to it are billed as a prorated first period. Renewals still count terms from the start. Defaults to the start.',
       }),
       trialEnd: t.field({
         type: 'Date',

@@ -136,12 +136,8 @@ export class SubscriptionService {
     if (trialEnd) checkTrial(input, trialEnd);
     const anchor = trialEnd ?? input.billingAnchor ?? start;
     if (anchor !== start && !trialEnd) {
-      if (end) {
-        throw DomainError.onField(
-          'INVALID_INPUT',
-          ['billingAnchor'],
-          'is for open-ended subscriptions: a termed one is billed from its term start',
-        );
+      if (end && anchor >= end) {
+        throw DomainError.onField('INVALID_INPUT', ['billingAnchor'], `must be before the term end ${end}`);
       }
       const beyond = items.find(({ price }) => {
         const next = boundary(start, { unit: price.termUnit, count: price.termCount }, 1);
