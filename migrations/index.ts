@@ -28,7 +28,9 @@ import { Migration20261125140000ProductMetadata } from './Migration2026112514000
 import { Migration20261125150000MeteringThresholds } from './Migration20261125150000MeteringThresholds.ts';
 import { Migration20261125160000NumberingSeries } from './Migration20261125160000NumberingSeries.ts';
 import { Migration20261125170000ReplicaReadFence } from './Migration20261125170000ReplicaReadFence.ts';
+import { Migration20261125170000SubscriptionTrials } from './Migration20261125170000SubscriptionTrials.ts';
 import { Migration20261125170000TestClocks } from './Migration20261125170000TestClocks.ts';
+import { Migration20261125170100InvoiceItemBilledPeriod } from './Migration20261125170100InvoiceItemBilledPeriod.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -72,4 +74,9 @@ export const migrations = [
   { name: 'Migration20261125160000NumberingSeries', class: Migration20261125160000NumberingSeries },
   { name: 'Migration20261125170000TestClocks', class: Migration20261125170000TestClocks },
   { name: 'Migration20261125170000ReplicaReadFence', class: Migration20261125170000ReplicaReadFence },
+  { name: 'Migration20261125170000SubscriptionTrials', class: Migration20261125170000SubscriptionTrials },
+  {
+    name: 'Migration20261125170100InvoiceItemBilledPeriod',
+    class: Migration20261125170100InvoiceItemBilledPeriod,
+  },
 ];

@@ -136,4 +136,44 @@ describe('deleting a billing run draft releases exactly its periods', () => {
       ['2026-05-01', 6800, 1],
     ]);
   });
+
+  it('removing one line of a draft releases exactly its period (with the lines that bill it together); the next run bills it again', async () => {
+    // given March on a draft, and its graduated tier-2 line removed
+    const { env, customerId } = await given();
+    await f.runBilling(env, midnight('2026-03-01'));
+    const [march] = (await f.invoicesOf(env, customerId)) as Invoice[];
+    const [line] = await t.sql<{ id: string }>(
+      `select id from invoice_item where environment_id = $1 and invoice_id = $2 and description like '%tier 2%'`,
+      [env.id, march?.id],
+    );
+    const removed = await gql(
+      t,
+      env,
+      'mutation ($id: UUID!) { invoiceItemRemove(id: $id) { invoice { totalExclVat } userErrors { code } } }',
+      { id: line?.id },
+    );
+    // then the period's three graduated lines go, the fee line stays, and the period is on no invoice
+    expect(removed.invoiceItemRemove).toEqual({ invoice: { totalExclVat: 3000 }, userErrors: [] });
+    let invoices = (await f.invoicesOf(env, customerId)) as Invoice[];
+    expect(invoices[0]?.items.map(show)).toEqual([MARCH[3]]);
+    expect(await ledger(env, invoices)).toEqual([
+      ['2026-03-01', 3000, 0],
+      ['2026-03-01', 6800, null],
+    ]);
+
+    // when April is billed (twice)
+    await f.runBilling(env, midnight('2026-04-01'));
+    await f.runBilling(env, midnight('2026-04-01'));
+
+    // then April's invoice bills April and the released March period once; the fee keeps its draft
+    invoices = (await f.invoicesOf(env, customerId)) as Invoice[];
+    expect(invoices).toHaveLength(2);
+    expect(invoices[1]?.items.map(show)).toEqual([...APRIL, ...MARCH.slice(0, 3)]);
+    expect(await ledger(env, invoices)).toEqual([
+      ['2026-03-01', 3000, 0],
+      ['2026-03-01', 6800, 1],
+      ['2026-04-01', 3000, 1],
+      ['2026-04-01', 6800, 1],
+    ]);
+  });
 });

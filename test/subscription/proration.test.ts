@@ -294,7 +294,7 @@ describe('billing anchor', () => {
     ]);
   });
 
-  it('refuses an anchor on a termed subscription or beyond the first period', async () => {
+  it('refuses an anchor from the term end on or beyond the first period', async () => {
     const g = await given();
     const base = {
       customerId: g.customerId,
@@ -302,13 +302,13 @@ describe('billing anchor', () => {
     };
     const termed = await f.trySubscribe(g.env, {
       ...base,
-      term: { start: '2026-03-12', end: '2026-06-12' },
+      term: { start: '2026-03-12', end: '2026-03-31' },
       billingAnchor: '2026-04-01',
     });
     expect(termed.userErrors).toEqual([
       {
         field: ['input', 'billingAnchor'],
-        message: expect.stringContaining('open-ended'),
+        message: expect.stringContaining('before the term end'),
         code: 'INVALID_INPUT',
       },
     ]);

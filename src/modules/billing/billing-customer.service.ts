@@ -3,13 +3,14 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { RequestLoaders, type ServiceContext } from '../../context.ts';
 import { dateOf } from '../../dates/calendar.ts';
 import type { Period } from '../../dates/periods.ts';
+import { newId } from '../../db/ids.ts';
 import { DomainError } from '../../errors.ts';
 import { Decimal } from '../../money/decimal.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
 import { type Invoice, type InvoiceItem, InvoiceItemSchema } from '../invoice/invoice.entity.ts';
 import { type InvoiceItemInput, MAX_LINES_PER_INVOICE } from '../invoice/invoice.input.ts';
 import { InvoiceBookingService } from '../invoice/invoice-booking.service.ts';
-import { InvoiceDraftService } from '../invoice/invoice-drafts.service.ts';
+import { InvoiceDraftService, type ItemLink } from '../invoice/invoice-drafts.service.ts';
 import {
   type BillableMetric,
   BillableMetricSchema,
@@ -57,6 +58,8 @@ type Line = {
   released?: BilledPeriod;
   /** A late-usage adjustment of an already billed period: `amount` is the difference it bills. */
   adjustment?: UsageAdjustment;
+  /** The id of the billed_period row the line is recorded in (made before the invoice, which names it). */
+  billedPeriodId?: string;
 };
 
 /**
@@ -101,7 +104,7 @@ export type BillOptions = {
 };
 
 /** The invoice lines to be of a billed period or of a proration line: they go on one invoice. */
-type Invoiced = { currency: string; items: InvoiceItemInput[]; key: object };
+type Invoiced = { currency: string; items: InvoiceItemInput[]; key: object; link: ItemLink };
 
 /** The billing of one customer within a run: its item periods priced, invoiced and recorded. */
 export class CustomerBillingService {
@@ -325,7 +328,16 @@ export class CustomerBillingService {
       ...lines
         // A period of no usage bills nothing; an adjustment bills when it changes the amount.
         .filter((line) => (line.adjustment ? line.amount !== 0 : !new Decimal(line.quantity).isZero()))
-        .map((line) => ({ currency: line.subscription.currency, items: invoiceItems(line), key: line })),
+        .map((line) => {
+          if (!line.adjustment && !line.released) line.billedPeriodId = newId();
+          const billedPeriodId = line.released?.id ?? line.billedPeriodId ?? null;
+          return {
+            currency: line.subscription.currency,
+            items: invoiceItems(line),
+            key: line,
+            link: { billedPeriodId },
+          };
+        }),
       ...prorations.map((line) => ({
         currency: line.currency,
         items: [
@@ -336,6 +348,7 @@ export class CustomerBillingService {
           ),
         ],
         key: line,
+        link: { prorationLineId: line.id },
       })),
     ];
     const { invoiceOf, created } = await this.invoice(
@@ -363,6 +376,7 @@ export class CustomerBillingService {
         continue;
       }
       tx.create(BilledPeriodSchema, {
+        ...(line.billedPeriodId ? { id: line.billedPeriodId } : {}),
         environmentId,
         subscriptionItemId: line.item.id,
         periodStart: line.period.start,
@@ -477,12 +491,15 @@ export class CustomerBillingService {
         size += line.items.length;
       }
       for (const invoiced of chunks) {
-        const invoice = await drafts.create({
-          customerId,
-          currency,
-          date: dateOf(asOf),
-          items: invoiced.flatMap((line) => line.items),
-        });
+        const invoice = await drafts.create(
+          {
+            customerId,
+            currency,
+            date: dateOf(asOf),
+            items: invoiced.flatMap((line) => line.items),
+          },
+          invoiced.flatMap((line) => line.items.map(() => line.link)),
+        );
         if (!preview && customer.collectionMode !== 'draft_invoice') await booking.book(invoice.id);
         for (const line of invoiced) invoiceOf.set(line.key, invoice.id);
         // Only a preview shows the lines; a run of a thousand lines need not read them back.

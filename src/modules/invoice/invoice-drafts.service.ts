@@ -3,9 +3,11 @@ import type { ServiceContext } from '../../context.ts';
 import { dueDateFromTerm, OutsideCalendarError } from '../../dates/calendar.ts';
 import { leanFind } from '../../db/lean.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
+import { BilledPeriodSchema } from '../billing/billing-run.entity.ts';
 import { CustomerService } from '../customer/customer.service.ts';
 import { recordEvent } from '../event/event.service.ts';
 import { ProductSchema } from '../product/product.entity.ts';
+import { ProrationLineSchema } from '../subscription/subscription.entity.ts';
 import { TaxCodeSchema } from '../tax/tax-code.entity.ts';
 import {
   computeLine,
@@ -71,6 +73,9 @@ function lineAmounts(fields: Omit<ItemFields, 'amount' | 'taxAmount'>, path: Fie
 }
 
 /** Drafts of one environment: creating them, changing them and their items, deleting them. */
+/** What a billing run's invoice line charges: a billed period or a proration line. */
+export type ItemLink = { billedPeriodId?: string | null; prorationLineId?: string | null };
+
 export class InvoiceDraftService {
   private readonly ctx: ServiceContext;
 
@@ -78,8 +83,11 @@ export class InvoiceDraftService {
     this.ctx = ctx;
   }
 
-  /** A new draft invoice (DESIGN §6). */
-  async create(input: InvoiceCreateInput): Promise<Invoice> {
+  /**
+   * A new draft invoice (DESIGN §6). A billing run passes `links`, one per item: the billed period or
+   * proration line each line charges, so that removing the line releases it.
+   */
+  async create(input: InvoiceCreateInput, links: readonly ItemLink[] = []): Promise<Invoice> {
     const { em, environmentId } = this.ctx;
     const { customer, currency } = await new CustomerService(this.ctx).toBill(
       input.customerId,
@@ -109,8 +117,15 @@ export class InvoiceDraftService {
         settledAmount: 0,
         settlementStatus: settlementStatus(totals.totalInclVat, 0),
       });
-      const lines = items.map((item) =>
-        tx.create(InvoiceItemSchema, { environmentId, invoiceId: invoice.id, creditedItemId: null, ...item }),
+      const lines = items.map((item, index) =>
+        tx.create(InvoiceItemSchema, {
+          environmentId,
+          invoiceId: invoice.id,
+          creditedItemId: null,
+          billedPeriodId: links[index]?.billedPeriodId ?? null,
+          prorationLineId: links[index]?.prorationLineId ?? null,
+          ...item,
+        }),
       );
       recordEvent(tx, environmentId, {
         type: 'invoice.created',
@@ -216,11 +231,32 @@ export class InvoiceDraftService {
     });
   }
 
+  /**
+   * Removes a line of a draft. A billing run's line releases what it charges for the next run: a billed
+   * period (with the period's other lines, which bill it together) or a proration line.
+   */
   async removeItem(id: string): Promise<Invoice> {
     const invoiceId = await this.invoiceIdOfItem(id);
+    const { environmentId } = this.ctx;
     return changeInvoice(this.ctx, invoiceId, async (tx, invoice) => {
       assertDraft(invoice);
-      tx.remove(await this.itemUnderLock(tx, id));
+      const item = await this.itemUnderLock(tx, id);
+      tx.remove(item);
+      if (item.billedPeriodId) {
+        const period = await tx.findOne(BilledPeriodSchema, { environmentId, id: item.billedPeriodId });
+        if (period?.invoiceId === invoice.id) period.invoiceId = null;
+        const siblings = await tx.find(InvoiceItemSchema, {
+          environmentId,
+          invoiceId: invoice.id,
+          billedPeriodId: item.billedPeriodId,
+          id: { $ne: item.id },
+        });
+        for (const sibling of siblings) tx.remove(sibling);
+      }
+      if (item.prorationLineId) {
+        const line = await tx.findOne(ProrationLineSchema, { environmentId, id: item.prorationLineId });
+        if (line?.invoiceId === invoice.id) line.invoiceId = null;
+      }
       await this.refreshTotals(tx, invoice);
       return invoice;
     });

@@ -105,6 +105,10 @@ export const InvoiceItemSchema = defineEntity({
         .deleteRule('cascade'),
     /** For a credit note line: the invoice line it credits (in full or in part). */
     creditedItemId: p.uuid().nullable(),
+    /** For a billing run's line: the billed period it charges; removing the line releases the period. */
+    billedPeriodId: p.uuid().nullable(),
+    /** For a proration line's invoice line: that proration line; removing the line releases it. */
+    prorationLineId: p.uuid().nullable(),
     quantity: p.decimal('string').precision(21).scale(6),
     /** Minor units, possibly fractional. */
     unitAmount: p.decimal('string').precision(21).scale(6),

@@ -4,6 +4,7 @@ import { dateOf } from '../../dates/calendar.ts';
 import { boundary } from '../../dates/periods.ts';
 import { dateInZone } from '../../dates/zone.ts';
 import { DomainError, type FieldIssue } from '../../errors.ts';
+import { Decimal } from '../../money/decimal.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
 import { InvoiceBookingService } from '../invoice/invoice-booking.service.ts';
 import { InvoiceDraftService } from '../invoice/invoice-drafts.service.ts';
@@ -30,6 +31,7 @@ import {
   prorationDraft,
   prorationInvoiceItem,
   prorationSpan,
+  shortDate,
   startOfSpan,
 } from './subscription.proration.ts';
 
@@ -41,6 +43,8 @@ type Drafted = ProrationDraft & { changeId: string | null };
  */
 export class ItemChanges {
   private readonly lines: Drafted[] = [];
+  /** Items that end before their first period: their trial lines not invoiced yet are dropped. */
+  private readonly withoutTrial: string[] = [];
   private readonly tx: EntityManager;
   private readonly environmentId: string;
   private readonly subscription: Subscription;
@@ -191,11 +195,50 @@ export class ItemChanges {
     this.draft(item, 'remaining', after, span, change.id);
   }
 
-  /** Ends the item after the period under way at `at`, crediting that period's unused days when prorating. */
+  /**
+   * Ends the item after the period under way at `at`, crediting that period's unused days when prorating.
+   * An item that ends before its first period (removed or cancelled during its trial) bills nothing, and
+   * the zero line of its trial goes too.
+   */
   endItem(item: SubscriptionItem, at: Date): void {
-    const span = this.mode === 'none' ? null : prorationSpan(this.subscription, item, at);
+    // An item already ending by then (removed before) had its unused time credited when it was removed.
+    const end = boundary(
+      this.subscription.startDate,
+      itemTerm(item),
+      firstChangeablePeriod(this.subscription, item, at),
+    );
+    const ended = item.endsOn != null && end != null && item.endsOn <= end;
+    const span = this.mode === 'none' || ended ? null : prorationSpan(this.subscription, item, at);
     if (span) this.draft(item, 'unused', stateOnDay(item, this.changes, span.period, span.from), span, null);
     endItem(this.subscription, item, at);
+    if (item.endsOn && item.endsOn <= item.startsOn) this.withoutTrial.push(item.id);
+  }
+
+  /**
+   * The zero line that names the item's trial, from `from` to the trial end, on the item's first invoice
+   * (its first bill: at the trial end in advance, at the end of its first period in arrears).
+   */
+  trial(item: SubscriptionItem, resolved: { price: Price; product: Product }, from: string): void {
+    const { subscription } = this;
+    const trialEnd = subscription.trialEnd;
+    if (!trialEnd || from >= trialEnd || item.method === 'event_based' || !item.billAt) return;
+    const quantity = new Decimal(item.quantity).toFixed();
+    if (new Decimal(quantity).isZero()) return;
+    this.prices.set(resolved.price.id, resolved.price);
+    this.products.set(resolved.product.id, resolved.product);
+    this.lines.push({
+      kind: 'trial',
+      quantity,
+      amount: 0,
+      description: `Trial period of ${quantity} × ${resolved.product.name}, ${shortDate(from)} – ${shortDate(trialEnd)}`,
+      periodStart: from,
+      periodEnd: trialEnd,
+      billFrom: item.billAt,
+      productId: resolved.product.id,
+      priceId: resolved.price.id,
+      subscriptionItemId: item.id,
+      changeId: null,
+    });
   }
 
   /** An item added at `at` starts at the next boundary; when prorating, the days up to it are charged. */
@@ -264,6 +307,14 @@ export class ItemChanges {
     const { tx, subscription, environmentId } = this;
     // New items first: the lines refer to them, and the unit of work does not know it.
     await tx.flush();
+    if (this.withoutTrial.length > 0) {
+      await tx.nativeDelete(ProrationLineSchema, {
+        environmentId,
+        subscriptionItemId: { $in: this.withoutTrial },
+        kind: 'trial',
+        invoiceId: null,
+      });
+    }
     const rows = this.lines.map(({ changeId, ...line }) =>
       tx.create(ProrationLineSchema, {
         ...line,
@@ -279,18 +330,21 @@ export class ItemChanges {
       await tx.flush();
       const customer = await tx.findOneOrFail(CustomerSchema, { id: subscription.customerId, environmentId });
       const ctx = { em: tx, environmentId, loaders: new RequestLoaders(tx, environmentId) };
-      const invoice = await new InvoiceDraftService(ctx).create({
-        customerId: subscription.customerId,
-        currency: subscription.currency,
-        date: dateOf(at),
-        items: rows.map((row) =>
-          prorationInvoiceItem(
-            row,
-            this.products.get(row.productId) as Product,
-            this.prices.get(row.priceId) as Price,
+      const invoice = await new InvoiceDraftService(ctx).create(
+        {
+          customerId: subscription.customerId,
+          currency: subscription.currency,
+          date: dateOf(at),
+          items: rows.map((row) =>
+            prorationInvoiceItem(
+              row,
+              this.products.get(row.productId) as Product,
+              this.prices.get(row.priceId) as Price,
+            ),
           ),
-        ),
-      });
+        },
+        rows.map((row) => ({ prorationLineId: row.id })),
+      );
       if (customer.collectionMode !== 'draft_invoice') await new InvoiceBookingService(ctx).book(invoice.id);
       for (const row of rows) row.invoiceId = invoice.id;
     }

@@ -164,8 +164,9 @@ export function renew(subscription: Subscription): boolean {
   const { termEnd, renewalUnit, renewalCount } = subscription;
   if (!termEnd || !renewalUnit || !renewalCount) return false;
   const term: Term = { unit: renewalUnit, count: renewalCount };
-  const current = firstBoundaryOnOrAfter(subscription.startDate, term, termEnd);
-  const next = boundary(subscription.startDate, term, current + 1);
+  const anchor = subscription.renewalAnchor ?? subscription.startDate;
+  const current = firstBoundaryOnOrAfter(anchor, term, termEnd);
+  const next = boundary(anchor, term, current + 1);
   if (!next) return false;
   subscription.termStart = termEnd;
   subscription.termEnd = next;

@@ -22,6 +22,10 @@ export const SubscriptionSchema = defineEntity({
     handle: p.string().length(250).nullable(),
     currency: p.string().length(3),
     startDate: p.date(),
+    /** The day the trial ends (the period anchor `startDate` then); null: no trial. */
+    trialEnd: p.date().nullable(),
+    /** The day renewal terms are counted from when it is not `startDate` (a trial or a billing anchor). */
+    renewalAnchor: p.date().nullable(),
     /** The customer's time zone when the subscription was created: its period dates are local to it. */
     timezone: p.string().columnType('text').default('UTC'),
     termStart: p.date(),
@@ -103,11 +107,12 @@ export const SubscriptionChangeSchema = defineEntity({
 
 export type SubscriptionChange = InferEntity<typeof SubscriptionChangeSchema>;
 
-export const PRORATION_KINDS = ['unused', 'remaining'] as const;
+export const PRORATION_KINDS = ['unused', 'remaining', 'trial'] as const;
 
 /**
  * A prorated charge (`remaining` time at the new figures) or credit (`unused` time at the old ones,
- * a negative amount) that a mid-period change made, waiting for an invoice from `billFrom` on.
+ * a negative amount) that a mid-period change made, waiting for an invoice from `billFrom` on; or the
+ * zero line naming an item's trial (`trial`), waiting for the item's first invoice.
  */
 export const ProrationLineSchema = defineEntity({
   name: 'ProrationLine',

@@ -117,7 +117,9 @@ export const ProrationLineRef = builder
     description:
       'A prorated credit (unused time at the old figures, negative) or charge (remaining time at the new ones) for the days from a change to the end of the period under way.',
     fields: (t) => ({
-      kind: t.exposeString('kind', { description: 'unused or remaining.' }),
+      kind: t.exposeString('kind', {
+        description: 'unused, remaining, or trial (the zero line naming a trial on the first invoice).',
+      }),
       subscriptionItemId: t.expose('subscriptionItemId', { type: 'UUID' }),
       productId: t.expose('productId', { type: 'UUID' }),
       priceId: t.expose('priceId', { type: 'UUID' }),
@@ -225,6 +227,11 @@ export const SubscriptionRef = builder.objectRef<Subscription>('CustomerSubscrip
       description:
         'The day every period boundary is counted from: the start, or the billing anchor asked for.',
     }),
+    trialEnd: t.expose('trialEnd', {
+      type: 'Date',
+      nullable: true,
+      description: 'The day the trial ends and the first period starts; nothing is charged before it.',
+    }),
     autoRenewal: t.exposeBoolean('autoRenewal', {
       description: 'Renews a termed subscription at its term end, for another term as long as the first.',
     }),
@@ -296,7 +303,12 @@ const SubscriptionCreateInputRef = builder
       billingAnchor: t.field({
         type: 'Date',
         description:
-          'Open-ended subscriptions only: periods run from this day (within the first period of every item); the days from the start to it are billed as a prorated first period. Defaults to the start.',
+          'Periods run from this day (within the first period of every item, before any term end); the days from the start to it are billed as a prorated first period. Renewals still count terms from the start. Defaults to the start.',
+      }),
+      trialEnd: t.field({
+        type: 'Date',
+        description:
+          'A trial up to this day (after the start, before any term end): nothing is charged before it, periods are anchored at it, and the first invoice names the trial in a zero line.',
       }),
       autoRenewal: t.boolean({ description: 'Defaults to false; needs a term end.' }),
       items: t.field({ type: [SubscriptionItemInputRef], required: true }),

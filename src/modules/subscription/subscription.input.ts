@@ -40,6 +40,8 @@ export const SubscriptionCreateInput = z
     term: Term,
     /** Periods are counted from this day; the days from the start to it are a prorated first period. */
     billingAnchor: CalendarDate.nullish(),
+    /** The trial ends (and the first period starts) on this day: nothing is charged before it. */
+    trialEnd: CalendarDate.nullish(),
     autoRenewal: z.boolean().nullish(),
     items: Items.min(1, { error: 'must list at least one item' }),
   })

@@ -2,7 +2,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../context.ts';
 import { boundary, firstBoundaryOnOrAfter, type Period, termLength } from '../../dates/periods.ts';
-import { dayOnOrAfterInZone } from '../../dates/zone.ts';
+import { dateInZone, dayOnOrAfterInZone } from '../../dates/zone.ts';
 import { flushOrFail } from '../../db/flush.ts';
 import { loadOrNotFound } from '../../db/loaders.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
@@ -133,14 +133,12 @@ export class SubscriptionService {
     const items = await this.resolveItems(this.ctx.em, input.items, currency, 'items');
     const { start, end } = input.term;
     const renewal = end ? termLength(start, end) : null;
-    const anchor = input.billingAnchor ?? start;
-    if (anchor !== start) {
-      if (end) {
-        throw DomainError.onField(
-          'INVALID_INPUT',
-          ['billingAnchor'],
-          'is for open-ended subscriptions: a termed one is billed from its term start',
-        );
+    const trialEnd = input.trialEnd ?? null;
+    if (trialEnd) checkTrial(input, trialEnd);
+    const anchor = trialEnd ?? input.billingAnchor ?? start;
+    if (anchor !== start && !trialEnd) {
+      if (end && anchor >= end) {
+        throw DomainError.onField('INVALID_INPUT', ['billingAnchor'], `must be before the term end ${end}`);
       }
       const beyond = items.find(({ price }) => {
         const next = boundary(start, { unit: price.termUnit, count: price.termCount }, 1);
@@ -164,6 +162,8 @@ export class SubscriptionService {
         currency,
         timezone: customer.timezone,
         startDate: anchor,
+        trialEnd,
+        renewalAnchor: anchor !== start ? start : null,
         termStart: start,
         termEnd: end ?? null,
         renewalUnit: renewal ? (renewal.unit as 'day' | 'month') : null,
@@ -182,10 +182,11 @@ export class SubscriptionService {
       });
       const added = items.map((item) => this.addItem(tx, subscription, item, 0));
       if (anchor !== start) {
-        // The days from the start to the billing anchor: a prorated first period.
+        // The days from the start to the billing anchor: a prorated first period, or a trial's zero line.
         const changes = await ItemChanges.load(tx, this.ctx.environmentId, subscription, added, 'create');
         added.forEach((item, index) => {
-          changes.firstPeriod(item, items[index] as ResolvedItem, start);
+          if (trialEnd) changes.trial(item, items[index] as ResolvedItem, start);
+          else changes.firstPeriod(item, items[index] as ResolvedItem, start);
         });
         await changes.write(startOf(subscription, start));
       }
@@ -266,6 +267,7 @@ export class SubscriptionService {
           firstBoundaryOnOrAfter(subscription.startDate, term, dayOnOrAfterInZone(at, subscription.timezone)),
         );
         proration.addItem(item, resolved, at);
+        proration.trial(item, resolved, dateInZone(at, subscription.timezone));
         return item;
       });
       this.touch(subscription, [...changes.map((change) => change.item), ...removals]);
@@ -570,6 +572,31 @@ export class SubscriptionService {
   private transaction<T>(run: (tx: EntityManager) => Promise<T>): Promise<T> {
     // A fresh identity map: what the request loaded before must not stand in for the locked rows.
     return this.ctx.em.transactional((tx) => run(tx as EntityManager), { clear: true });
+  }
+}
+
+/**
+ * Refuses a trial end the subscription cannot have: not after the start, not before the term end, or
+ * with a billing anchor of its own (a trial anchors the periods at its end).
+ */
+function checkTrial(input: SubscriptionCreateInput, trialEnd: string): void {
+  const { start, end } = input.term;
+  if (trialEnd <= start) {
+    throw DomainError.onField('INVALID_INPUT', ['trialEnd'], `must be after the term start ${start}`);
+  }
+  if (end && end <= trialEnd) {
+    throw DomainError.onField(
+      'INVALID_INPUT',
+      ['trialEnd'],
+      `must be before the term end ${end}: the term would end within its trial`,
+    );
+  }
+  if (input.billingAnchor && input.billingAnchor !== trialEnd) {
+    throw DomainError.onField(
+      'INVALID_INPUT',
+      ['billingAnchor'],
+      'cannot be combined with a trial: periods are anchored at the trial end',
+    );
   }
 }
 
