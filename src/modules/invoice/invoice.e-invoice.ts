@@ -3,6 +3,7 @@ import { minorUnitDigits } from '../../money/currency.ts';
 import { Decimal } from '../../money/decimal.ts';
 import type { BillingAddress } from '../customer/customer.entity.ts';
 import { taxCategoryOf } from '../tax/tax-policy.ts';
+import { type EInvoiceTask, type LibraryFormat, writeEInvoice } from './invoice.e-invoice-writer.ts';
 import { servicePeriod, shownPeriod } from './invoice.periods.ts';
 import type { PrintableInvoice } from './invoice.reads.ts';
 import { taxBreakdown } from './invoice.tax.ts';
@@ -19,7 +20,7 @@ export const E_INVOICE_MEDIA_TYPES: Record<string, EInvoiceSyntax> = {
 };
 
 /** The library's name of each syntax (@e-invoice-eu/core formats). */
-const LIBRARY_FORMATS: Record<EInvoiceSyntax, string> = { ubl: 'UBL', cii: 'CII' };
+const LIBRARY_FORMATS: Record<EInvoiceSyntax, LibraryFormat> = { ubl: 'UBL', cii: 'CII' };
 
 /** UNTDID 1001 document types: 380 commercial invoice, 381 credit note. */
 const DOCUMENT_TYPES = { invoice: '380', credit_note: '381' } as const;
@@ -261,34 +262,18 @@ export function eInvoiceModel(view: PrintableInvoice): Json {
   };
 }
 
-/** Writes the booked invoice as an EN 16931 e-invoice; the library loads with the first one asked for. */
-export async function renderEInvoice(view: PrintableInvoice, syntax: EInvoiceSyntax): Promise<string> {
-  const model = eInvoiceModel(view);
-  const { InvoiceService } = await import('@e-invoice-eu/core');
-  const quiet = { log: () => {}, warn: () => {}, error: () => {} };
-  const xml = await new InvoiceService(quiet).generate(model as never, {
-    format: LIBRARY_FORMATS[syntax],
+/** What the writer needs besides the model: the document's language and, for a credit note, BG-3. */
+export function eInvoiceTask(view: PrintableInvoice): EInvoiceTask {
+  return {
+    model: eInvoiceModel(view),
     lang: view.seller.language,
-    noWarnings: true,
-  });
-  const text = typeof xml === 'string' ? xml : new TextDecoder().decode(xml);
-  return syntax === 'cii' ? withPrecedingInvoice(text, view) : text;
+    preceding: view.creditedInvoiceHandle
+      ? { handle: view.creditedInvoiceHandle, date: view.creditedInvoiceDate }
+      : null,
+  };
 }
 
-const escapeXml = (value: string): string => value.replace(/[<>&"']/g, (char) => `&#${char.charCodeAt(0)};`);
-
-/**
- * The preceding invoice (BG-3) of a credit note in CII. @e-invoice-eu/core 2.3.4 maps it from
- * `cac:BillingReference/cbc:ID` rather than from the `cac:InvoiceDocumentReference` its own schema
- * requires, so its CII leaves it out; it goes where CII D16B puts it, after the monetary summation.
- */
-function withPrecedingInvoice(xml: string, view: PrintableInvoice): string {
-  const handle = view.creditedInvoiceHandle;
-  if (!handle || xml.includes('<ram:InvoiceReferencedDocument>')) return xml;
-  const date = view.creditedInvoiceDate
-    ? `<ram:FormattedIssueDateTime><qdt:DateTimeString format="102">${view.creditedInvoiceDate.replaceAll('-', '')}</qdt:DateTimeString></ram:FormattedIssueDateTime>`
-    : '';
-  const reference = `<ram:InvoiceReferencedDocument><ram:IssuerAssignedID>${escapeXml(handle)}</ram:IssuerAssignedID>${date}</ram:InvoiceReferencedDocument>`;
-  const anchor = '</ram:SpecifiedTradeSettlementHeaderMonetarySummation>';
-  return xml.replace(anchor, `${anchor}${reference}`);
+/** Writes the booked invoice as an EN 16931 e-invoice; the library loads with the first one asked for. */
+export async function renderEInvoice(view: PrintableInvoice, syntax: EInvoiceSyntax): Promise<string> {
+  return writeEInvoice({ ...eInvoiceTask(view), format: LIBRARY_FORMATS[syntax] });
 }

@@ -7,7 +7,7 @@ import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
 import { E_INVOICE_MEDIA_TYPES, type EInvoiceSyntax, renderEInvoice } from './invoice.e-invoice.ts';
 import { INVOICE_STATUSES, INVOICE_TYPES, type InvoiceItem, type Settlement } from './invoice.entity.ts';
 import { INVOICE_READ_ONLY_FIELDS, InvoiceCreateBody } from './invoice.input.ts';
-import { PDF_MEDIA_TYPE, pdfFileName, renderInvoicePdf } from './invoice.pdf.ts';
+import { PDF_MEDIA_TYPE, pdfFileName, renderFacturXPdf, renderInvoicePdf } from './invoice.pdf.ts';
 import { type InvoiceDocument, InvoiceReads } from './invoice.reads.ts';
 import { amountDue } from './invoice-collection.ts';
 import { InvoiceDraftService } from './invoice-drafts.service.ts';
@@ -204,6 +204,34 @@ export const invoiceRoutes: Route[] = [
         eInvoiceResult(new InvoiceReads(ctx), params.invoiceId as string, syntax, XML_MEDIA_TYPE),
     }),
   ),
+  {
+    method: 'GET',
+    path: '/invoices/{invoiceId}/facturx.pdf',
+    summary: 'Download a booked invoice as a Factur-X / ZUGFeRD PDF',
+    response: {
+      status: 200,
+      description:
+        'The invoice PDF as a Factur-X / ZUGFeRD hybrid in the EN 16931 profile: PDF/A-3 whose attachment ' +
+        '`factur-x.xml` (relationship Alternative) is the UN/CEFACT CII e-invoice that `/cii.xml` answers, ' +
+        'whatever the Accept header says (`Content-Disposition: inline; filename="<number>.pdf"`). A draft ' +
+        'answers 409, as does an invoice whose seller profile or customer lacks a term EN 16931 requires ' +
+        '(the problem names it).',
+      schema: z.string(),
+      mediaType: PDF_MEDIA_TYPE,
+      conflicts: true,
+    },
+    handler: async ({ ctx, params }) => {
+      const printable = await new InvoiceReads(ctx).readPrintable(params.invoiceId as string);
+      return {
+        status: 200,
+        headers: {
+          'content-type': PDF_MEDIA_TYPE,
+          'content-disposition': `inline; filename="${pdfFileName(printable.invoice)}"`,
+        },
+        body: await renderFacturXPdf(printable),
+      };
+    },
+  },
 ];
 
 /** The e-invoice of a booked invoice in `syntax`, sent as `mediaType`: one code for Accept and the explicit paths. */
