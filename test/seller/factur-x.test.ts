@@ -73,6 +73,7 @@ describe('the Factur-X / ZUGFeRD PDF of a booked invoice', () => {
   let handle: string;
   let pdf: Uint8Array;
   let creditPdf: Uint8Array;
+  let xrechnung: string;
 
   const facturX = (id: string, headers: Record<string, string> = {}) =>
     t.rest('GET', `/invoices/${id}/facturx.pdf`, { env, headers });
@@ -87,6 +88,7 @@ describe('the Factur-X / ZUGFeRD PDF of a booked invoice', () => {
         address: { street1: 'Hafenstraße 1', postalCode: '20457', city: 'Hamburg', country: 'DE' },
         vatId: 'DE123456789',
         email: 'billing@nordlicht.example',
+        phone: '+49 40 1234567',
         iban: 'DE89370400440532013000',
         bic: 'COBADEFFXXX',
         language: 'de',
@@ -97,6 +99,7 @@ describe('the Factur-X / ZUGFeRD PDF of a booked invoice', () => {
       name: 'Marie Curie',
       email: 'ap@radium.example',
       companyName: 'Radium Analytique SAS',
+      handle: '04011000-12345-34',
       billingAddress: { street1: '12 rue Curie', postalCode: '75005', city: 'Paris', country: 'FR' },
       taxIds: [{ type: 'eu_vat', value: 'FR40303265045' }],
     });
@@ -127,6 +130,9 @@ describe('the Factur-X / ZUGFeRD PDF of a booked invoice', () => {
     const creditResponse = await facturX(creditNoteId);
     expect(invoiceResponse.status, JSON.stringify(invoiceResponse.body)).toBe(200);
     expect(creditResponse.status, JSON.stringify(creditResponse.body)).toBe(200);
+    const xrechnungResponse = await t.rest('GET', `/invoices/${invoiceId}/xrechnung.xml`, { env });
+    expect(xrechnungResponse.status, JSON.stringify(xrechnungResponse.body)).toBe(200);
+    xrechnung = xrechnungResponse.body;
     pdf = invoiceResponse.body;
     creditPdf = creditResponse.body;
     expect(invoiceResponse.headers.get('content-type')).toBe('application/pdf');
@@ -184,14 +190,16 @@ describe('the Factur-X / ZUGFeRD PDF of a booked invoice', () => {
   });
 
   validateOrSkip(
-    'embeds XML that passes the official EN 16931 rules',
+    'embeds XML that passes the official EN 16931 rules, as does the XRechnung',
     async () => {
       const found = await validateEn16931({
         invoice: (await attachments(pdf))['factur-x.xml'] as string,
         creditNote: (await attachments(creditPdf))['factur-x.xml'] as string,
+        xrechnung,
       });
       expect(fatal(found.invoice)).toEqual([]);
       expect(fatal(found.creditNote)).toEqual([]);
+      expect(fatal(found.xrechnung)).toEqual([]);
     },
     240_000,
   );
@@ -205,5 +213,52 @@ describe('the Factur-X / ZUGFeRD PDF of a booked invoice', () => {
     expect(drafted.status).toBe(409);
     expect(drafted.body.detail).toBe('a draft has no e-invoice yet: book it first');
     expect((await facturX(crypto.randomUUID())).status).toBe(404);
+  });
+
+  it('writes an XRechnung with its customization id, the handle as buyer reference and a seller contact', () => {
+    expect(texts(xrechnung, 'CustomizationID')).toEqual([
+      'urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0',
+    ]);
+    expect(texts(xrechnung, 'ProfileID')).toEqual(['urn:fdc:peppol.eu:2017:poacc:billing:01:1.0']);
+    expect(texts(xrechnung, 'BuyerReference')).toEqual(['04011000-12345-34']);
+    expect(texts(xrechnung, 'Name')).toContain('Nordlicht Software GmbH');
+    expect(texts(xrechnung, 'Telephone')).toEqual(['+49 40 1234567']);
+    expect(texts(xrechnung, 'PayableAmount')).toEqual(['176.75']);
+  });
+
+  it('refuses an XRechnung naming what it lacks, and any e-invoice mixing untaxed with taxed lines (BR-O-11)', async () => {
+    // given a booked invoice of a customer without handle, and one with a line without tax code
+    const customerId = await f.createCustomer(env, {
+      email: 'ap@plain.example',
+      billingAddress: { country: 'DE', city: 'Berlin' },
+    });
+    const plain = await f.createInvoice(env, {
+      customerId,
+      items: [{ title: 'Licence', quantity: 1, unitAmount: 1000, taxCode: 'DE19' }],
+    });
+    const mixed = await f.createInvoice(env, {
+      customerId,
+      items: [
+        { title: 'Licence', quantity: 1, unitAmount: 1000, taxCode: 'DE19' },
+        { title: 'Fee', quantity: 1, unitAmount: 500 },
+      ],
+    });
+    await f.gql(env, BOOK, { id: plain.id });
+    await f.gql(env, BOOK, { id: mixed.id });
+
+    // when
+    const lacking = await t.rest('GET', `/invoices/${plain.id}/xrechnung.xml`, { env });
+    const mixedUbl = await t.rest('GET', `/invoices/${mixed.id}/ubl.xml`, { env });
+
+    // then
+    expect(lacking.status).toBe(409);
+    expect(lacking.body.detail).toBe(
+      "an XRechnung needs the customer's handle, sent as the buyer reference (BT-10, BR-DE-15): for a public " +
+        "buyer, its Leitweg-ID; the customer's billing address postal code (BT-53, BR-DE-9)",
+    );
+    expect((await t.rest('GET', `/invoices/${plain.id}/ubl.xml`, { env })).status).toBe(200);
+    expect(mixedUbl.status).toBe(409);
+    expect(mixedUbl.body.detail).toContain('(no tax code: "Fee")');
+    expect(mixedUbl.body.detail).toContain('BR-O-11');
   });
 });

@@ -1,6 +1,9 @@
 import { createRequire } from 'node:module';
 import pdfmake from 'pdfmake';
 import { type EInvoiceTask, writeFacturX } from './invoice.e-invoice-writer.ts';
+
+export { writeEInvoice } from './invoice.e-invoice-writer.ts';
+
 import { FONT, type InvoicePdfData, InvoicePdfDocument } from './invoice.pdf-document.ts';
 
 // DejaVu Sans covers Latin, Greek and Cyrillic: the PDF standard fonts stop at Windows-1252, which

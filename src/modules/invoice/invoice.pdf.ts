@@ -1,9 +1,7 @@
 import { availableParallelism } from 'node:os';
 import type { Piscina } from 'piscina';
-import { eInvoiceTask } from './invoice.e-invoice.ts';
 import type { Invoice } from './invoice.entity.ts';
 import { invoicePdfData } from './invoice.pdf-document.ts';
-import type { FacturXTask } from './invoice.pdf-worker.ts';
 import type { PrintableInvoice } from './invoice.reads.ts';
 
 export const PDF_MEDIA_TYPE = 'application/pdf';
@@ -25,7 +23,7 @@ let pool: Piscina | undefined;
  * The pool, and its first worker, start with the first PDF: a process that renders none never loads
  * pdfmake and the fonts, and the server's start does not wait for them.
  */
-async function renderPool(): Promise<Piscina> {
+export async function renderPool(): Promise<Piscina> {
   if (!pool) {
     const { Piscina } = await import('piscina');
     pool ??= new Piscina({
@@ -47,18 +45,4 @@ export function pdfFileName(invoice: Invoice): string {
 /** Renders the invoice as an A4 PDF on a worker thread; the fonts are embedded, so it looks the same everywhere. */
 export async function renderInvoicePdf(view: PrintableInvoice): Promise<Uint8Array> {
   return (await renderPool()).run(invoicePdfData(view));
-}
-
-/**
- * The booked invoice's PDF as a Factur-X / ZUGFeRD hybrid (EN 16931 profile): PDF/A-3 with its CII
- * embedded as factur-x.xml. A draft, or an invoice lacking a term EN 16931 requires, is refused here,
- * before any rendering, with the same conflict as its XML.
- */
-export async function renderFacturXPdf(view: PrintableInvoice): Promise<Uint8Array> {
-  const task: FacturXTask = {
-    eInvoice: eInvoiceTask(view),
-    pdf: invoicePdfData(view),
-    fileName: pdfFileName(view.invoice),
-  };
-  return (await renderPool()).run(task, { name: 'renderFacturX' });
 }
