@@ -3,7 +3,10 @@ import { invoiceFixtures } from '../invoice/fixtures.ts';
 import { canValidate, fatal, validateEn16931 } from '../support/en16931.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 
-const t = setupTestApp();
+// The first e-invoice of a fresh render worker loads pdfmake and @e-invoice-eu/core (about a second
+// on a quiet machine, past the 10 s request limit on a loaded one), and a worker idle for a minute
+// (while the validator runs) exits: this file tests the documents, and gives its requests a minute.
+const t = setupTestApp({ executionLimits: { timeoutMs: 60_000, maxResponseBytes: 10 * 1024 * 1024 } });
 const f = invoiceFixtures(t);
 
 const validateOrSkip = canValidate || process.env.CI ? it : it.skip;

@@ -6,6 +6,7 @@ import { taxCategoryOf } from '../tax/tax-policy.ts';
 import type { EInvoiceTask, LibraryFormat } from './invoice.e-invoice-writer.ts';
 import { pdfFileName, renderPool } from './invoice.pdf.ts';
 import { invoicePdfData } from './invoice.pdf-document.ts';
+import { taxNoteIn } from './invoice.pdf-labels.ts';
 import type { FacturXTask } from './invoice.pdf-worker.ts';
 import { servicePeriod, shownPeriod } from './invoice.periods.ts';
 import type { PrintableInvoice } from './invoice.reads.ts';
@@ -263,7 +264,9 @@ export function eInvoiceModel(view: PrintableInvoice, profile: EInvoiceProfile =
             'cac:TaxCategory': {
               ...vatCategory(row.taxRate),
               ...(row.exemptionReasonCode ? { 'cbc:TaxExemptionReasonCode': row.exemptionReasonCode } : {}),
-              ...(row.exemptionReason ? { 'cbc:TaxExemptionReason': row.exemptionReason } : {}),
+              ...(row.exemptionReason
+                ? { 'cbc:TaxExemptionReason': taxNoteIn(seller.language, row.exemptionReason) }
+                : {}),
             },
           })),
         },
