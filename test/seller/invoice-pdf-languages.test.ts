@@ -21,7 +21,7 @@ async function pdfLines(env: TestEnvironment, id: string): Promise<string[]> {
 }
 
 /** A booked invoice at 19 % and 7 % for March, its seller printing in `language`. */
-async function bookedIn(language: 'de' | 'fr') {
+async function bookedIn(language: 'de' | 'fr', taxExempt: 'none' | 'reverse_charge' = 'none') {
   const env = await t.createEnvironment(`Language ${language}`);
   await f.createTaxCode(env, 'DE19', '19');
   await f.createTaxCode(env, 'DE7', '7');
@@ -45,6 +45,7 @@ async function bookedIn(language: 'de' | 'fr') {
       paymentTerm: 'net30',
       billingAddress: { street1: '12 rue Curie', postalCode: '75005', city: 'Paris', country: 'FR' },
       taxIds: [{ type: 'eu_vat', value: 'FR40303265045' }],
+      taxExempt,
     },
   });
   const invoice = await f.createInvoice(env, {
@@ -126,5 +127,15 @@ describe('the invoice PDF in the seller profile language', () => {
       ]),
     );
     expect(lines.join('\n')).not.toMatch(/Invoice|Please pay|Due date/);
+  });
+
+  it('prints the reverse-charge note in the document language with the English alongside', async () => {
+    const { env, id } = await bookedIn('de', 'reverse_charge');
+
+    const text = (await pdfLines(env, id)).join(' ');
+
+    expect(text).toContain(
+      'Steuerschuldnerschaft des Leistungsempfängers (Artikel 196 der Richtlinie 2006/112/EG) / Reverse charge: VAT to be accounted for by the recipient',
+    );
   });
 });

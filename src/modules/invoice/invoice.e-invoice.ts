@@ -3,12 +3,17 @@ import { minorUnitDigits } from '../../money/currency.ts';
 import { Decimal } from '../../money/decimal.ts';
 import type { BillingAddress } from '../customer/customer.entity.ts';
 import { taxCategoryOf } from '../tax/tax-policy.ts';
+import type { EInvoiceTask, LibraryFormat } from './invoice.e-invoice-writer.ts';
+import { pdfFileName, renderPool } from './invoice.pdf.ts';
+import { invoicePdfData } from './invoice.pdf-document.ts';
+import { taxNoteIn } from './invoice.pdf-labels.ts';
+import type { FacturXTask } from './invoice.pdf-worker.ts';
 import { servicePeriod, shownPeriod } from './invoice.periods.ts';
 import type { PrintableInvoice } from './invoice.reads.ts';
 import { taxBreakdown } from './invoice.tax.ts';
 
 /** The EN 16931 syntaxes an invoice can be exported in. */
-export const E_INVOICE_SYNTAXES = ['ubl', 'cii'] as const;
+export const E_INVOICE_SYNTAXES = ['ubl', 'cii', 'xrechnung'] as const;
 export type EInvoiceSyntax = (typeof E_INVOICE_SYNTAXES)[number];
 
 /** Media types a client asks for each syntax by; plain `application/xml` means UBL (as Peppol sends). */
@@ -19,7 +24,23 @@ export const E_INVOICE_MEDIA_TYPES: Record<string, EInvoiceSyntax> = {
 };
 
 /** The library's name of each syntax (@e-invoice-eu/core formats). */
-const LIBRARY_FORMATS: Record<EInvoiceSyntax, string> = { ubl: 'UBL', cii: 'CII' };
+const LIBRARY_FORMATS: Record<EInvoiceSyntax, LibraryFormat> = {
+  ubl: 'UBL',
+  cii: 'CII',
+  xrechnung: 'XRECHNUNG-UBL',
+};
+
+/** BT-24 of each profile: plain EN 16931, or the German CIUS XRechnung 3.0 (in UBL). */
+const CUSTOMIZATION_IDS: Record<EInvoiceProfile, string> = {
+  en16931: 'urn:cen.eu:en16931:2017',
+  xrechnung: 'urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0',
+};
+
+/** The rule set a document is written for: EN 16931 alone, or XRechnung on top of it. */
+export type EInvoiceProfile = 'en16931' | 'xrechnung';
+
+const profileOf = (syntax: EInvoiceSyntax): EInvoiceProfile =>
+  syntax === 'xrechnung' ? 'xrechnung' : 'en16931';
 
 /** UNTDID 1001 document types: 380 commercial invoice, 381 credit note. */
 const DOCUMENT_TYPES = { invoice: '380', credit_note: '381' } as const;
@@ -61,7 +82,7 @@ function postalAddress(address: BillingAddress | null): Json {
 const isCountryCode = (value: string | null | undefined): boolean => !!value && /^[A-Z]{2}$/.test(value);
 
 /** What EN 16931 needs that the invoice's parties may lack; the export is refused naming them. */
-function missingTerms(view: PrintableInvoice): string[] {
+function missingTerms(view: PrintableInvoice, profile: EInvoiceProfile): string[] {
   const { seller, customer, invoice } = view;
   const missing: string[] = [];
   if (!isCountryCode(seller.address?.country)) missing.push("the seller profile's address country (BT-40)");
@@ -76,6 +97,26 @@ function missingTerms(view: PrintableInvoice): string[] {
   if (invoice.taxExempt === 'reverse_charge' && !(customer.taxIds ?? []).length) {
     missing.push("the customer's VAT id, which reverse charge requires (BR-AE-2)");
   }
+  if (profile === 'xrechnung') missing.push(...missingXRechnungTerms(view));
+  return missing;
+}
+
+/** What the XRechnung CIUS requires on top of EN 16931 (its BR-DE rules) that the parties may lack. */
+function missingXRechnungTerms({ seller, customer }: PrintableInvoice): string[] {
+  const missing: string[] = [];
+  if (!customer.handle) {
+    missing.push(
+      "the customer's handle, sent as the buyer reference (BT-10, BR-DE-15): for a public buyer, its Leitweg-ID",
+    );
+  }
+  if (!seller.address?.city) missing.push("the seller profile's address city (BT-37, BR-DE-3)");
+  if (!seller.address?.postalCode) missing.push("the seller profile's postal code (BT-38, BR-DE-4)");
+  if (!seller.phone) missing.push("the seller profile's phone, its contact telephone (BT-42, BR-DE-6)");
+  if (!seller.iban) missing.push("the seller profile's IBAN, for the payment instructions (BG-16, BR-DE-1)");
+  if (!customer.billingAddress.city) missing.push("the customer's billing address city (BT-52, BR-DE-8)");
+  if (!customer.billingAddress.postalCode) {
+    missing.push("the customer's billing address postal code (BT-53, BR-DE-9)");
+  }
   return missing;
 }
 
@@ -83,15 +124,18 @@ function missingTerms(view: PrintableInvoice): string[] {
  * The booked invoice in the UBL-shaped model @e-invoice-eu/core writes both syntaxes from. The
  * library checks no arithmetic: every amount here is the service's own, as booked.
  */
-export function eInvoiceModel(view: PrintableInvoice): Json {
+export function eInvoiceModel(view: PrintableInvoice, profile: EInvoiceProfile = 'en16931'): Json {
   const { invoice, seller, customer, items } = view;
   if (invoice.status !== 'booked' || !invoice.handle) {
     throw new DomainError('CONFLICT', 'a draft has no e-invoice yet: book it first');
   }
-  const missing = missingTerms(view);
+  const missing = missingTerms(view, profile);
   if (missing.length > 0) {
-    throw new DomainError('CONFLICT', `an EN 16931 e-invoice needs ${missing.join('; ')}`);
+    const what = profile === 'xrechnung' ? 'an XRechnung' : 'an EN 16931 e-invoice';
+    throw new DomainError('CONFLICT', `${what} needs ${missing.join('; ')}`);
   }
+  refuseMixedNotSubjectToVat(items);
+  const xrechnung = profile === 'xrechnung';
   const currency = invoice.currency;
   const money = (minor: number) => majorUnits(minor, currency);
   const amount = (key: string, minor: number) => ({ [key]: money(minor), [`${key}@currencyID`]: currency });
@@ -110,13 +154,15 @@ export function eInvoiceModel(view: PrintableInvoice): Json {
   };
   return {
     'ubl:Invoice': {
-      'cbc:CustomizationID': 'urn:cen.eu:en16931:2017',
+      'cbc:CustomizationID': CUSTOMIZATION_IDS[profile],
+      ...(xrechnung ? { 'cbc:ProfileID': 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0' } : {}),
       'cbc:ID': invoice.handle,
       'cbc:IssueDate': invoice.date,
       ...(invoice.dueDate ? { 'cbc:DueDate': invoice.dueDate } : {}),
       'cbc:InvoiceTypeCode': DOCUMENT_TYPES[invoice.type],
       ...(notes.length > 0 ? { 'cbc:Note': notes } : {}),
       'cbc:DocumentCurrencyCode': currency,
+      // BT-10: the customer's handle (for XRechnung required, and a public buyer's Leitweg-ID), or its id
       'cbc:BuyerReference': customer.handle ?? customer.id,
       ...(period
         ? {
@@ -159,6 +205,8 @@ export function eInvoiceModel(view: PrintableInvoice): Json {
           ...(seller.email || seller.phone
             ? {
                 'cac:Contact': {
+                  // BT-41, which XRechnung requires (BR-DE-5): the profile names no person, so the company
+                  ...(xrechnung ? { 'cbc:Name': seller.legalName } : {}),
                   ...(seller.phone ? { 'cbc:Telephone': seller.phone } : {}),
                   ...(seller.email ? { 'cbc:ElectronicMail': seller.email } : {}),
                 },
@@ -185,7 +233,8 @@ export function eInvoiceModel(view: PrintableInvoice): Json {
       },
       // The date of supply (BT-72) when the lines name no period; CII's Factur-X schema needs the block.
       'cac:Delivery': period ? {} : { 'cbc:ActualDeliveryDate': invoice.date },
-      ...(seller.iban && invoice.type === 'invoice'
+      // XRechnung asks for the payment instructions on a credit note too (BR-DE-1)
+      ...(seller.iban && (invoice.type === 'invoice' || xrechnung)
         ? {
             'cac:PaymentMeans': [
               {
@@ -215,7 +264,9 @@ export function eInvoiceModel(view: PrintableInvoice): Json {
             'cac:TaxCategory': {
               ...vatCategory(row.taxRate),
               ...(row.exemptionReasonCode ? { 'cbc:TaxExemptionReasonCode': row.exemptionReasonCode } : {}),
-              ...(row.exemptionReason ? { 'cbc:TaxExemptionReason': row.exemptionReason } : {}),
+              ...(row.exemptionReason
+                ? { 'cbc:TaxExemptionReason': taxNoteIn(seller.language, row.exemptionReason) }
+                : {}),
             },
           })),
         },
@@ -261,34 +312,52 @@ export function eInvoiceModel(view: PrintableInvoice): Json {
   };
 }
 
-/** Writes the booked invoice as an EN 16931 e-invoice; the library loads with the first one asked for. */
-export async function renderEInvoice(view: PrintableInvoice, syntax: EInvoiceSyntax): Promise<string> {
-  const model = eInvoiceModel(view);
-  const { InvoiceService } = await import('@e-invoice-eu/core');
-  const quiet = { log: () => {}, warn: () => {}, error: () => {} };
-  const xml = await new InvoiceService(quiet).generate(model as never, {
-    format: LIBRARY_FORMATS[syntax],
+/** What the writer needs besides the model: the document's language and, for a credit note, BG-3. */
+export function eInvoiceTask(view: PrintableInvoice, profile: EInvoiceProfile = 'en16931'): EInvoiceTask {
+  return {
+    model: eInvoiceModel(view, profile),
     lang: view.seller.language,
-    noWarnings: true,
-  });
-  const text = typeof xml === 'string' ? xml : new TextDecoder().decode(xml);
-  return syntax === 'cii' ? withPrecedingInvoice(text, view) : text;
+    preceding: view.creditedInvoiceHandle
+      ? { handle: view.creditedInvoiceHandle, date: view.creditedInvoiceDate }
+      : null,
+  };
 }
 
-const escapeXml = (value: string): string => value.replace(/[<>&"']/g, (char) => `&#${char.charCodeAt(0)};`);
+/**
+ * Writes the booked invoice as an e-invoice on a render worker: the library takes seconds of CPU for
+ * a long invoice (a 5,000-line UBL about 1.5 s on a quiet core), which would stall every other request
+ * on the event loop. The model is built here, so a refusal is answered before any worker is asked.
+ */
+export async function renderEInvoice(view: PrintableInvoice, syntax: EInvoiceSyntax): Promise<string> {
+  const task = { ...eInvoiceTask(view, profileOf(syntax)), format: LIBRARY_FORMATS[syntax] };
+  return (await renderPool()).run(task, { name: 'writeEInvoice' });
+}
 
 /**
- * The preceding invoice (BG-3) of a credit note in CII. @e-invoice-eu/core 2.3.4 maps it from
- * `cac:BillingReference/cbc:ID` rather than from the `cac:InvoiceDocumentReference` its own schema
- * requires, so its CII leaves it out; it goes where CII D16B puts it, after the monetary summation.
+ * The booked invoice's PDF as a Factur-X / ZUGFeRD hybrid (EN 16931 profile): PDF/A-3 with its CII
+ * embedded as factur-x.xml. A draft, or an invoice lacking a term EN 16931 requires, is refused here,
+ * before any rendering, with the same conflict as its XML.
  */
-function withPrecedingInvoice(xml: string, view: PrintableInvoice): string {
-  const handle = view.creditedInvoiceHandle;
-  if (!handle || xml.includes('<ram:InvoiceReferencedDocument>')) return xml;
-  const date = view.creditedInvoiceDate
-    ? `<ram:FormattedIssueDateTime><qdt:DateTimeString format="102">${view.creditedInvoiceDate.replaceAll('-', '')}</qdt:DateTimeString></ram:FormattedIssueDateTime>`
-    : '';
-  const reference = `<ram:InvoiceReferencedDocument><ram:IssuerAssignedID>${escapeXml(handle)}</ram:IssuerAssignedID>${date}</ram:InvoiceReferencedDocument>`;
-  const anchor = '</ram:SpecifiedTradeSettlementHeaderMonetarySummation>';
-  return xml.replace(anchor, `${anchor}${reference}`);
+export async function renderFacturXPdf(view: PrintableInvoice): Promise<Uint8Array> {
+  const task: FacturXTask = {
+    eInvoice: eInvoiceTask(view),
+    pdf: invoicePdfData(view),
+    fileName: pdfFileName(view.invoice),
+  };
+  return (await renderPool()).run(task, { name: 'renderFacturX' });
+}
+
+/**
+ * BR-O-11: an invoice with a line not subject to VAT (no tax code, category O) can have no other VAT
+ * category. Such an invoice books, and prints; its e-invoice is refused, naming the lines to split.
+ */
+function refuseMixedNotSubjectToVat(items: PrintableInvoice['items']): void {
+  const untaxed = items.filter((item) => item.taxRate == null);
+  if (untaxed.length === 0 || untaxed.length === items.length) return;
+  const titles = untaxed.map((item) => `"${item.title}"`).join(', ');
+  throw new DomainError(
+    'CONFLICT',
+    `an EN 16931 e-invoice cannot mix lines not subject to VAT (no tax code: ${titles}) with taxed lines ` +
+      '(rule BR-O-11): invoice those lines separately, or give them a tax code',
+  );
 }

@@ -5,7 +5,7 @@ import type { BillingAddress } from '../customer/customer.entity.ts';
 import type { InvoiceSeller } from '../seller/seller.entity.ts';
 import { taxNoteOf } from '../tax/tax-policy.ts';
 import type { Invoice, InvoiceCustomer, InvoiceItem } from './invoice.entity.ts';
-import { PdfLocale } from './invoice.pdf-labels.ts';
+import { PdfLocale, taxNoteIn } from './invoice.pdf-labels.ts';
 import { servicePeriod, shownPeriod } from './invoice.periods.ts';
 import type { PrintableInvoice } from './invoice.reads.ts';
 import { type TaxBreakdownRow, taxBreakdown } from './invoice.tax.ts';
@@ -402,7 +402,8 @@ export class InvoicePdfDocument {
     const { invoice } = this.data;
     const { money } = this;
     const groups = taxBreakdown(this.data.items, invoice.taxExempt);
-    const note = taxNoteOf(invoice.taxExempt);
+    const english = taxNoteOf(invoice.taxExempt);
+    const note = english ? taxNoteIn(this.l.language, english) : null;
     const taxRows: TableCell[][] = [
       [
         this.l.t('Rate'),

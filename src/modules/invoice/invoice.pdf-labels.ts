@@ -52,6 +52,10 @@ const WORDS: Record<Exclude<SellerLanguage, 'en'>, Record<string, string>> = {
     ' reverse charge': ' Reverse Charge',
     ' exempt': ' steuerfrei',
     ' incl.': ' inkl.',
+    'Reverse charge: VAT to be accounted for by the recipient (Article 196, Council Directive 2006/112/EC)':
+      'Steuerschuldnerschaft des Leistungsempfängers (Artikel 196 der Richtlinie 2006/112/EG)',
+    'Exempt from VAT': 'Von der Umsatzsteuer befreit',
+    'Not subject to VAT': 'Nicht steuerbar',
   },
   fr: {
     Invoice: 'Facture',
@@ -97,6 +101,10 @@ const WORDS: Record<Exclude<SellerLanguage, 'en'>, Record<string, string>> = {
     'Not taxable': 'Non soumis à la TVA',
     ' reverse charge': ' autoliquidation',
     ' exempt': ' exonéré',
+    'Reverse charge: VAT to be accounted for by the recipient (Article 196, Council Directive 2006/112/EC)':
+      'Autoliquidation : TVA due par le preneur (article 196 de la directive 2006/112/CE)',
+    'Exempt from VAT': 'Exonération de TVA',
+    'Not subject to VAT': 'Non soumis à la TVA',
     ' incl.': ' incl.',
   },
 };
@@ -151,4 +159,13 @@ export class PdfLocale {
   percent(value: string): string {
     return this.percentFormat.format(new Decimal(value).toFixed() as `${number}`);
   }
+}
+
+/**
+ * A tax note (reverse charge, exemption; BT-120 in the e-invoice) in the document's language with the
+ * English alongside, so that a reader or tax office abroad reads it too; English documents print it once.
+ */
+export function taxNoteIn(language: SellerLanguage, english: string): string {
+  const translated = new PdfLocale(language).t(english);
+  return translated === english ? english : `${translated} / ${english}`;
 }

@@ -1,5 +1,9 @@
 import { createRequire } from 'node:module';
 import pdfmake from 'pdfmake';
+import { type EInvoiceTask, writeFacturX } from './invoice.e-invoice-writer.ts';
+
+export { writeEInvoice } from './invoice.e-invoice-writer.ts';
+
 import { FONT, type InvoicePdfData, InvoicePdfDocument } from './invoice.pdf-document.ts';
 
 // DejaVu Sans covers Latin, Greek and Cyrillic: the PDF standard fonts stop at Windows-1252, which
@@ -19,4 +23,16 @@ pdfmake.setUrlAccessPolicy(() => false);
 export default async function renderInvoice(data: InvoicePdfData): Promise<Uint8Array> {
   const bytes = await pdfmake.createPdf(new InvoicePdfDocument(data).definition()).getBuffer();
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** What the Factur-X render needs: the printed invoice, its e-invoice model and the PDF's file name. */
+export type FacturXTask = { pdf: InvoicePdfData; eInvoice: EInvoiceTask; fileName: string };
+
+/**
+ * Runs in a worker thread too: the invoice PDF made a Factur-X hybrid (PDF/A-3 with the CII inside),
+ * rendered and converted in one go, so the PDF's bytes never cross between threads twice.
+ */
+export async function renderFacturX(task: FacturXTask): Promise<Uint8Array> {
+  const pdf = await renderInvoice(task.pdf);
+  return writeFacturX({ ...task.eInvoice, pdf, fileName: task.fileName });
 }

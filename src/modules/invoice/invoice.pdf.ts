@@ -23,7 +23,7 @@ let pool: Piscina | undefined;
  * The pool, and its first worker, start with the first PDF: a process that renders none never loads
  * pdfmake and the fonts, and the server's start does not wait for them.
  */
-async function renderPool(): Promise<Piscina> {
+export async function renderPool(): Promise<Piscina> {
   if (!pool) {
     const { Piscina } = await import('piscina');
     pool ??= new Piscina({

@@ -4,7 +4,12 @@ import type { Route } from '../../rest/router.ts';
 import { parseInput, withoutReadOnly } from '../../validation.ts';
 import { BillingAddressResponse, billingAddressResponse } from '../customer/customer.rest.ts';
 import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
-import { E_INVOICE_MEDIA_TYPES, type EInvoiceSyntax, renderEInvoice } from './invoice.e-invoice.ts';
+import {
+  E_INVOICE_MEDIA_TYPES,
+  type EInvoiceSyntax,
+  renderEInvoice,
+  renderFacturXPdf,
+} from './invoice.e-invoice.ts';
 import { INVOICE_STATUSES, INVOICE_TYPES, type InvoiceItem, type Settlement } from './invoice.entity.ts';
 import { INVOICE_READ_ONLY_FIELDS, InvoiceCreateBody } from './invoice.input.ts';
 import { PDF_MEDIA_TYPE, pdfFileName, renderInvoicePdf } from './invoice.pdf.ts';
@@ -121,7 +126,11 @@ export const invoiceResponse = ({
 });
 
 const XML_MEDIA_TYPE = 'application/xml';
-const SYNTAX_NAMES: Record<EInvoiceSyntax, string> = { ubl: 'UBL 2.1', cii: 'UN/CEFACT CII' };
+const SYNTAX_NAMES: Record<EInvoiceSyntax, string> = {
+  ubl: 'UBL 2.1',
+  cii: 'UN/CEFACT CII',
+  xrechnung: 'XRechnung 3.0 (UBL 2.1)',
+};
 
 export const invoiceRoutes: Route[] = [
   {
@@ -204,6 +213,53 @@ export const invoiceRoutes: Route[] = [
         eInvoiceResult(new InvoiceReads(ctx), params.invoiceId as string, syntax, XML_MEDIA_TYPE),
     }),
   ),
+  {
+    method: 'GET',
+    path: '/invoices/{invoiceId}/xrechnung.xml',
+    summary: 'Download a booked invoice as an XRechnung 3.0 e-invoice (UBL 2.1)',
+    response: {
+      status: 200,
+      description:
+        'The e-invoice of a booked invoice or credit note under the German CIUS XRechnung 3.0, in UBL 2.1 ' +
+        '(`Content-Disposition: inline; filename="<number>.xml"`), whatever the Accept header says. The buyer ' +
+        "reference (BT-10) is the customer's handle: for a German public buyer, set the handle to its " +
+        'Leitweg-ID. A draft answers 409, as does an invoice lacking a term XRechnung requires (the problem ' +
+        'names each: the customer handle, seller phone, IBAN, cities and postal codes).',
+      schema: z.string(),
+      mediaType: XML_MEDIA_TYPE,
+      conflicts: true,
+    },
+    handler: ({ ctx, params }) =>
+      eInvoiceResult(new InvoiceReads(ctx), params.invoiceId as string, 'xrechnung', XML_MEDIA_TYPE),
+  },
+  {
+    method: 'GET',
+    path: '/invoices/{invoiceId}/facturx.pdf',
+    summary: 'Download a booked invoice as a Factur-X / ZUGFeRD PDF',
+    response: {
+      status: 200,
+      description:
+        'The invoice PDF as a Factur-X / ZUGFeRD hybrid in the EN 16931 profile: PDF/A-3 whose attachment ' +
+        '`factur-x.xml` (relationship Alternative) is the UN/CEFACT CII e-invoice that `/cii.xml` answers, ' +
+        'whatever the Accept header says (`Content-Disposition: inline; filename="<number>.pdf"`). A draft ' +
+        'answers 409, as does an invoice whose seller profile or customer lacks a term EN 16931 requires ' +
+        '(the problem names it).',
+      schema: z.string(),
+      mediaType: PDF_MEDIA_TYPE,
+      conflicts: true,
+    },
+    handler: async ({ ctx, params }) => {
+      const printable = await new InvoiceReads(ctx).readPrintable(params.invoiceId as string);
+      return {
+        status: 200,
+        headers: {
+          'content-type': PDF_MEDIA_TYPE,
+          'content-disposition': `inline; filename="${pdfFileName(printable.invoice)}"`,
+        },
+        body: await renderFacturXPdf(printable),
+      };
+    },
+  },
 ];
 
 /** The e-invoice of a booked invoice in `syntax`, sent as `mediaType`: one code for Accept and the explicit paths. */
