@@ -1,4 +1,5 @@
 import { builder } from '../../graphql/builder.ts';
+import { orderInput } from '../../graphql/ordering.ts';
 import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
 import { BillingAddressRef, CustomerRef } from '../customer/customer.graphql.ts';
 import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
@@ -179,13 +180,28 @@ const CustomerInvoiceFilterRef = builder
   })
   .validate(InvoiceFilter);
 
+const InvoiceOrder = orderInput<Invoice>('Invoice', 'invoices', {
+  created_at: { field: 'id', description: 'Creation time (the default).' },
+  date: { field: 'date', description: 'Invoice date.' },
+  total: {
+    field: 'totalInclVat',
+    description: 'Total including VAT, in minor units (whatever the currency).',
+  },
+});
+
 builder.objectField(CustomerRef, 'invoices', (t) =>
   t.connection(
     {
       type: InvoiceRef,
-      args: { filter: t.arg({ type: CustomerInvoiceFilterRef }) },
-      resolve: (customer, { filter, ...page }, ctx) =>
-        new InvoiceReads(ctx).list({ ...filter, customerId: customer.id }, page),
+      description:
+        "The customer's invoices and credit notes, in creation order unless `orderBy` says otherwise.",
+      args: { filter: t.arg({ type: CustomerInvoiceFilterRef }), orderBy: t.arg({ type: InvoiceOrder.ref }) },
+      resolve: (customer, { filter, orderBy, ...page }, ctx) =>
+        new InvoiceReads(ctx).list(
+          { ...filter, customerId: customer.id },
+          page,
+          InvoiceOrder.toSort(orderBy),
+        ),
     },
     InvoiceConnectionRef,
   ),
@@ -198,11 +214,21 @@ builder.queryFields((t) => ({
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(invoiceLoaders).byId.load(id),
   }),
+  invoiceByNumber: t.field({
+    type: InvoiceRef,
+    nullable: true,
+    description: "The environment's booked invoice or credit note with this number; null when there is none.",
+    args: { number: t.arg.string({ required: true, description: 'The number (`handle`), as printed.' }) },
+    resolve: (_root, { number }, ctx) => new InvoiceReads(ctx).byNumber(number),
+  }),
   invoices: t.connection(
     {
       type: InvoiceRef,
-      args: { filter: t.arg({ type: InvoiceFilterRef }) },
-      resolve: (_root, { filter, ...page }, ctx) => new InvoiceReads(ctx).list(filter ?? {}, page),
+      description:
+        "The environment's invoices and credit notes, in creation order unless `orderBy` says otherwise.",
+      args: { filter: t.arg({ type: InvoiceFilterRef }), orderBy: t.arg({ type: InvoiceOrder.ref }) },
+      resolve: (_root, { filter, orderBy, ...page }, ctx) =>
+        new InvoiceReads(ctx).list(filter ?? {}, page, InvoiceOrder.toSort(orderBy)),
     },
     InvoiceConnectionRef,
   ),

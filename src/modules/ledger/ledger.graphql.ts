@@ -99,20 +99,28 @@ builder.queryFields((t) => ({
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(ledgerLoaders).accountById.load(id),
   }),
-  ledgerAccounts: t.connection({
-    type: LedgerAccountRef,
-    resolve: (_root, args, ctx) => new LedgerAccountService(ctx).list(args),
-  }),
+  ledgerAccounts: t.connection(
+    {
+      type: LedgerAccountRef,
+      resolve: (_root, args, ctx) => new LedgerAccountService(ctx).list(args),
+    },
+    { name: 'LedgerAccountConnection' },
+    { name: 'LedgerAccountEdge' },
+  ),
   accountSet: t.field({
     type: AccountSetRef,
     nullable: true,
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(ledgerLoaders).accountSetById.load(id),
   }),
-  accountSets: t.connection({
-    type: AccountSetRef,
-    resolve: (_root, args, ctx) => new AccountSetService(ctx).list(args),
-  }),
+  accountSets: t.connection(
+    {
+      type: AccountSetRef,
+      resolve: (_root, args, ctx) => new AccountSetService(ctx).list(args),
+    },
+    { name: 'AccountSetConnection' },
+    { name: 'AccountSetEdge' },
+  ),
 }));
 
 builder.mutationFields((t) => ({

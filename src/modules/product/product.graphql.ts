@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { builder } from '../../graphql/builder.ts';
+import { orderInput } from '../../graphql/ordering.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import type { Product } from './product.entity.ts';
 import { ProductCreateInput, ProductUpdateInput } from './product.input.ts';
@@ -56,6 +58,22 @@ const ProductUpdateInputRef = builder
   })
   .validate(ProductUpdateInput);
 
+const ProductFilterRef = builder.inputType('ProductFilter', {
+  description: 'Narrows a list of products; every condition given must hold.',
+  fields: (t) => ({
+    search: t.string({
+      description: 'Part of the name or handle, in any case.',
+      validate: z.string().max(250),
+    }),
+    taxCode: t.string({ description: 'Only products taxed under this tax code.' }),
+  }),
+});
+
+const ProductOrder = orderInput<Product>('Product', 'products', {
+  created_at: { field: 'id', description: 'Creation time (the default).' },
+  name: { field: 'name', description: 'Name, in the database collation.' },
+});
+
 const ProductCreatePayload = payloadType('ProductCreatePayload', 'product', ProductRef);
 const ProductUpdatePayload = payloadType('ProductUpdatePayload', 'product', ProductRef);
 
@@ -66,10 +84,24 @@ builder.queryFields((t) => ({
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(productLoaders).byId.load(id),
   }),
-  products: t.connection({
+  productByHandle: t.field({
     type: ProductRef,
-    resolve: (_root, args, ctx) => new ProductService(ctx).list(args),
+    nullable: true,
+    description: "The environment's product with this handle (SKU); null when there is none.",
+    args: { handle: t.arg.string({ required: true, description: 'The handle, as stored.' }) },
+    resolve: (_root, { handle }, ctx) => new ProductService(ctx).findByHandle(handle),
   }),
+  products: t.connection(
+    {
+      type: ProductRef,
+      description: "The environment's products, in creation order unless `orderBy` says otherwise.",
+      args: { filter: t.arg({ type: ProductFilterRef }), orderBy: t.arg({ type: ProductOrder.ref }) },
+      resolve: (_root, { filter, orderBy, ...page }, ctx) =>
+        new ProductService(ctx).list(page, filter ?? {}, ProductOrder.toSort(orderBy)),
+    },
+    { name: 'ProductConnection' },
+    { name: 'ProductEdge' },
+  ),
 }));
 
 builder.mutationFields((t) => ({
