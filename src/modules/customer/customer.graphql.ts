@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { builder } from '../../graphql/builder.ts';
+import { NodeRef, nodeType } from '../../graphql/node.ts';
 import { orderInput } from '../../graphql/ordering.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import { TaxExemptEnum, TaxIdInputRef, TaxIdRef } from '../tax/tax-policy.graphql.ts';
@@ -23,8 +24,9 @@ export const BillingAddressRef = builder.objectRef<BillingAddress>('BillingAddre
 });
 
 export const CustomerRef = builder.objectRef<Customer>('Customer').implement({
+  interfaces: [NodeRef],
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
     name: t.exposeString('name'),
     companyName: t.exposeString('companyName', { nullable: true }),
     handle: t.exposeString('handle', { nullable: true, description: 'Unique within the environment.' }),
@@ -164,3 +166,5 @@ builder.mutationFields((t) => ({
       withUserErrors('customer', () => new CustomerService(ctx).update(id, input)),
   }),
 }));
+
+nodeType('Customer', (ctx, id) => ctx.loaders.of(customerLoaders).byId.load(id));

@@ -1,7 +1,9 @@
 import { builder } from '../../graphql/builder.ts';
+import { NodeRef, nodeType } from '../../graphql/node.ts';
 import { orderInput } from '../../graphql/ordering.ts';
 import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
 import { BillingAddressRef, CustomerRef } from '../customer/customer.graphql.ts';
+import { customerLoaders } from '../customer/customer.reads.ts';
 import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
 import {
   INVOICE_STATUSES,
@@ -19,13 +21,22 @@ export const InvoiceTypeEnum = builder.enumType('InvoiceType', { values: INVOICE
 export const InvoiceStatusEnum = builder.enumType('InvoiceStatus', { values: INVOICE_STATUSES });
 export const SettlementStatusEnum = builder.enumType('SettlementStatus', { values: SETTLEMENT_STATUSES });
 
-const InvoiceCustomerRef = builder.objectRef<InvoiceCustomer>('InvoiceCustomer').implement({
-  description: 'The customer as the invoice names it: frozen when booked, the live customer while a draft.',
+/**
+ * A value, not an entity: it has no `id`, so normalized caches (Apollo, urql, Relay) keep each
+ * invoice's copy apart from the live Customer instead of merging them under the customer's id.
+ */
+const InvoiceCustomerSnapshotRef = builder.objectRef<InvoiceCustomer>('InvoiceCustomerSnapshot').implement({
+  description:
+    'The customer as the invoice names it: frozen when booked, the live customer while a draft. Has no ' +
+    'id on purpose (client caches would merge it with the live customer): the invoice has `customerId` ' +
+    'and `liveCustomer`.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
-    handle: t.exposeString('handle', { nullable: true }),
-    name: t.exposeString('name'),
-    billingAddress: t.expose('billingAddress', { type: BillingAddressRef }),
+    handle: t.exposeString('handle', { nullable: true, description: "The customer's handle then." }),
+    name: t.exposeString('name', { description: "The customer's name then." }),
+    billingAddress: t.expose('billingAddress', {
+      type: BillingAddressRef,
+      description: "The customer's billing address then.",
+    }),
   }),
 });
 
@@ -95,9 +106,10 @@ export const SettlementRef = builder.objectRef<Settlement>('Settlement').impleme
 export const InvoiceRef = builder.objectRef<Invoice>('Invoice');
 
 InvoiceRef.implement({
+  interfaces: [NodeRef],
   description: 'An invoice or a credit note. Amounts are integers in the minor unit of its currency.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
     handle: t.exposeString('handle', { nullable: true, description: 'The gapless number, once booked.' }),
     type: t.expose('type', { type: InvoiceTypeEnum }),
     status: t.expose('status', { type: InvoiceStatusEnum }),
@@ -107,8 +119,20 @@ InvoiceRef.implement({
     updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
     bookedAt: t.expose('bookedAt', { type: 'DateTime', nullable: true }),
     customer: t.field({
-      type: InvoiceCustomerRef,
+      type: InvoiceCustomerSnapshotRef,
+      description:
+        'The customer as this invoice names it (frozen when booked). The customer as it is now: `liveCustomer`.',
       resolve: (invoice, _args, ctx) => new InvoiceReads(ctx).customerOf(invoice),
+    }),
+    customerId: t.expose('customerId', { type: 'UUID', description: 'The id of the customer billed.' }),
+    liveCustomer: t.field({
+      type: CustomerRef,
+      description: 'The customer billed, as it is now (renamed or moved since booking, perhaps).',
+      resolve: async (invoice, _args, ctx) => {
+        const customer = await ctx.loaders.of(customerLoaders).byId.load(invoice.customerId);
+        if (!customer) throw new Error(`customer ${invoice.customerId} of invoice ${invoice.id} is missing`);
+        return customer;
+      },
     }),
     memo: t.exposeString('memo', { nullable: true }),
     date: t.expose('date', { type: 'Date' }),
@@ -233,3 +257,5 @@ builder.queryFields((t) => ({
     InvoiceConnectionRef,
   ),
 }));
+
+nodeType('Invoice', (ctx, id) => ctx.loaders.of(invoiceLoaders).byId.load(id));

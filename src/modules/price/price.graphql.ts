@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { builder } from '../../graphql/builder.ts';
+import { NodeRef, nodeType } from '../../graphql/node.ts';
 import { orderInput } from '../../graphql/ordering.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import { TaxBehaviorEnum } from '../tax/tax-policy.graphql.ts';
@@ -19,8 +20,9 @@ const PRICING_DESCRIPTION =
   'package {amount, packageSize}.';
 
 export const PriceRef = builder.objectRef<Price>('Price').implement({
+  interfaces: [NodeRef],
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
     name: t.exposeString('name'),
     description: t.exposeString('description', {
       nullable: true,
@@ -136,3 +138,5 @@ builder.mutationFields((t) => ({
       withUserErrors('price', () => new PriceService(ctx).update(id, input)),
   }),
 }));
+
+nodeType('Price', (ctx, id) => ctx.loaders.of(priceLoaders).byId.load(id));

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { builder } from '../../graphql/builder.ts';
+import { NodeRef, nodeType } from '../../graphql/node.ts';
 import { orderInput } from '../../graphql/ordering.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import type { Product } from './product.entity.ts';
@@ -8,8 +9,9 @@ import { productLoaders } from './product.reads.ts';
 import { ProductService } from './product.service.ts';
 
 export const ProductRef = builder.objectRef<Product>('Product').implement({
+  interfaces: [NodeRef],
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
     name: t.exposeString('name'),
     handle: t.exposeString('handle', {
       nullable: true,
@@ -121,3 +123,5 @@ builder.mutationFields((t) => ({
       withUserErrors('product', () => new ProductService(ctx).update(id, input)),
   }),
 }));
+
+nodeType('Product', (ctx, id) => ctx.loaders.of(productLoaders).byId.load(id));
