@@ -10,6 +10,10 @@ export type Target =
   | 'customer'
   | 'product'
   | 'productHandle'
+  /** A customer's handle. */
+  | 'customerHandle'
+  /** A booked invoice's number (its handle). */
+  | 'invoiceNumber'
   | 'taxCode'
   | 'taxCodeId'
   | 'price'
@@ -314,6 +318,18 @@ export function tenantFixtures(t: TestApp) {
     return items[0]?.id as string;
   }
 
+  /** The `handle` of the object `field(id:)` answers. */
+  async function handleOf(
+    env: MarkedEnvironment,
+    field: 'customer' | 'invoice',
+    id: string,
+  ): Promise<string> {
+    const response = await t.graphql(`query ($id: UUID!) { ${field}(id: $id) { handle } }`, { id }, { env });
+    const handle = response.body.data?.[field]?.handle;
+    expect(handle, JSON.stringify(response.body)).toEqual(expect.any(String));
+    return handle;
+  }
+
   async function populate(env: MarkedEnvironment): Promise<Shared> {
     const taxCode = await createTaxCode(env);
     const product = await createProduct(env);
@@ -490,6 +506,8 @@ export function tenantFixtures(t: TestApp) {
       customer,
       product: product.id,
       productHandle: product.handle,
+      customerHandle: await handleOf(env, 'customer', customer),
+      invoiceNumber: await handleOf(env, 'invoice', booked.id),
       taxCode: taxCode.code,
       taxCodeId: taxCode.id,
       price,
@@ -548,6 +566,13 @@ export function tenantFixtures(t: TestApp) {
         return (await createProduct(env)).id;
       case 'productHandle':
         return (await createProduct(env)).handle;
+      case 'customerHandle':
+        return handleOf(env, 'customer', await createCustomer(env));
+      case 'invoiceNumber': {
+        const { id } = await createDraft(env, shared.customer);
+        await book(env, id);
+        return handleOf(env, 'invoice', id);
+      }
       case 'taxCode':
         return (await createTaxCode(env)).code;
       case 'taxCodeId':

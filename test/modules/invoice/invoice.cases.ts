@@ -56,6 +56,12 @@ export const cases: ModuleCases = {
     graphql: {
       'Query.invoice': [byId('draftInvoice'), byId('bookedInvoice')],
       'Query.invoiceNumbering': [{ args: () => ({}) }],
+      'Query.invoiceByNumber': [{ target: 'invoiceNumber', args: (number) => ({ number }) }],
+      'Query.node': [
+        { target: 'customer', args: (id) => ({ id }) },
+        { target: 'bookedInvoice', args: (id) => ({ id }) },
+      ],
+      'Query.nodes': [{ target: 'customer', args: (id) => ({ ids: [id] }) }],
       'Query.invoices': [
         { args: page },
         { target: 'customer', args: (id) => ({ filter: { customerId: id }, first: 20 }) },
