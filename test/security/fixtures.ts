@@ -12,8 +12,6 @@ export type Target =
   | 'productHandle'
   /** A customer's handle. */
   | 'customerHandle'
-  /** A booked invoice's number (its handle). */
-  | 'invoiceNumber'
   | 'taxCode'
   | 'taxCodeId'
   | 'price'
@@ -507,7 +505,6 @@ export function tenantFixtures(t: TestApp) {
       product: product.id,
       productHandle: product.handle,
       customerHandle: await handleOf(env, 'customer', customer),
-      invoiceNumber: await handleOf(env, 'invoice', booked.id),
       taxCode: taxCode.code,
       taxCodeId: taxCode.id,
       price,
@@ -568,11 +565,6 @@ export function tenantFixtures(t: TestApp) {
         return (await createProduct(env)).handle;
       case 'customerHandle':
         return handleOf(env, 'customer', await createCustomer(env));
-      case 'invoiceNumber': {
-        const { id } = await createDraft(env, shared.customer);
-        await book(env, id);
-        return handleOf(env, 'invoice', id);
-      }
       case 'taxCode':
         return (await createTaxCode(env)).code;
       case 'taxCodeId':

@@ -89,7 +89,7 @@ const rootFields = (operation: 'Query' | 'Mutation') => {
 const missingRef = (target: Target) =>
   target === 'taxCode'
     ? `VAT-random-${randomBytes(4).toString('hex')}`
-    : target === 'productHandle' || target === 'customerHandle' || target === 'invoiceNumber'
+    : target === 'productHandle' || target === 'customerHandle'
       ? `random-${randomBytes(4).toString('hex')}`
       : randomUUID();
 
