@@ -23,7 +23,7 @@ export const INVOICE_PAGE_QUERY = `query InvoicePage($first: Int!) {
     edges {
       node {
         id handle status settlementStatus currency date totalInclVat totalDue
-        customer { id name billingAddress { city country } }
+        customerId customer { name billingAddress { city country } }
         items { id title quantity unitAmount amount taxAmount tax { taxRate } }
         settlements { date amount reference }
       }

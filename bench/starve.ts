@@ -41,7 +41,7 @@ const settings = {
 const HEAVY_QUERY = `{ invoices(first: 100) { edges { cursor node {
   id type status handle date dueDate currency memo createdAt updatedAt bookedAt
   totalExclVat totalVat totalInclVat totalDue settlementStatus
-  customer { id handle name billingAddress { street1 street2 city postalCode state county country } }
+  customerId customer { handle name billingAddress { street1 street2 city postalCode state county country } }
   items {
     id title description sku quantity unitAmount amount taxAmount periodStart periodEnd creditedItemId
     discount { amount percentage } tax { taxable taxCode taxRate }

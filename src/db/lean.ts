@@ -41,7 +41,7 @@ type Comparison<V> = { [K in keyof typeof COMPARISONS]?: V };
 /** Per property: equal to a value, one of a list, null, or within comparisons ({ $gte: a, $lte: b }). */
 export type LeanFilter<T> = { [K in keyof T]?: T[K] | readonly T[K][] | Comparison<T[K]> | null };
 
-type FindOptions<T> = { orderBy?: keyof T & string; limit?: number };
+type FindOptions<T> = { orderBy?: keyof T & string; descending?: boolean; limit?: number };
 
 /**
  * One statement in the two forms it can be sent: with $n placeholders (a prepared statement) and with
@@ -94,7 +94,9 @@ function statement<T extends object>(
     }
   }
   const head = `select ${columns} from ${table}`;
-  const order = options.orderBy ? ` order by ${column(options.orderBy)}` : '';
+  const order = options.orderBy
+    ? ` order by ${column(options.orderBy)}${options.descending ? ' desc' : ''}`
+    : '';
   const clause = (parts: string[]) => (parts.length > 0 ? ` where ${parts.join(' and ')}` : '');
   if (options.limit === undefined) {
     return { prepared: head + clause(prepared) + order, inline: head + clause(inline) + order, params };

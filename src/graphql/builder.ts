@@ -31,6 +31,8 @@ export type BuilderTypes = {
   DefaultFieldNullability: false;
   DefaultInputFieldRequiredness: false;
   AuthScopes: { write: boolean };
+  /** What every connection resolver returns besides edges and pageInfo (see db/pagination.ts). */
+  Connection: { totalCount: () => Promise<number> };
 };
 
 /** The schema types every `ObjectRef` of this schema is parameterised with. */
@@ -76,6 +78,13 @@ builder.addScalarType('JSONObject', JSONObjectResolver);
 builder.addScalarType('SafeInt', SafeIntResolver);
 
 builder.queryType({});
+
+builder.globalConnectionField('totalCount', (t) =>
+  t.int({
+    description: "Items matching the connection's filter, all pages together.",
+    resolve: (connection) => connection.totalCount(),
+  }),
+);
 builder.mutationType({
   description:
     'Each root field runs and commits in a transaction of its own, in document order: a field that ' +

@@ -43,7 +43,7 @@ export const PAGE_INFO_COST = { field: 0, multiplier: 0 };
 
 /**
  * The default for fields without a cost of their own: a connection costs one unit per edge its
- * `first` asks for (literal or variable; the default page size when absent; an out-of-range `first`
+ * `first` (or `last`) asks for (literal or variable; the default page size when absent; an out-of-range `first`
  * is refused by the resolver, so it is weighted as the largest page). A list of objects nobody priced
  * is weighted as a full page; every other field costs 1.
  */
@@ -53,8 +53,8 @@ export function fieldCost<Context>(
   field: GraphQLField<unknown, Context>,
 ) {
   if (field.args.some((arg) => arg.name === 'first')) {
-    const first = typeof args.first === 'number' ? args.first : DEFAULT_PAGE_SIZE;
-    return listCost(Math.min(Math.max(first, 0), MAX_PAGE_SIZE));
+    const size = [args.first, args.last].find((value) => typeof value === 'number') ?? DEFAULT_PAGE_SIZE;
+    return listCost(Math.min(Math.max(size as number, 0), MAX_PAGE_SIZE));
   }
   const type = getNullableType(field.type);
   return isListType(type) && !isLeafType(getNamedType(type)) ? listCost(MAX_PAGE_SIZE) : 1;

@@ -6,7 +6,7 @@ const t = setupTestApp();
 const f = invoiceFixtures(t);
 
 const BOOK = `mutation ($id: UUID!) {
-  invoiceBook(id: $id) { invoice { id handle status bookedAt customer { id name handle billingAddress { city } } } userErrors { field message code } }
+  invoiceBook(id: $id) { invoice { id handle status bookedAt customerId customer { name handle billingAddress { city } } } userErrors { field message code } }
 }`;
 const NUMBERING = `mutation ($type: InvoiceType!, $prefix: String!) {
   invoiceNumberingUpdate(type: $type, input: { prefix: $prefix }) {
@@ -53,8 +53,8 @@ describe('booking', () => {
         handle: 'INV-000001',
         status: 'booked',
         bookedAt: expect.any(String),
+        customerId,
         customer: {
-          id: customerId,
           name: 'Grace Hopper',
           handle: 'grace',
           billingAddress: { city: 'Arlington' },

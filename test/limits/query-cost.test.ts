@@ -15,7 +15,7 @@ const f = invoiceFixtures(t);
 const FULL_INVOICE = `
   id type status handle date dueDate currency memo createdAt updatedAt bookedAt
   totalExclVat totalVat totalInclVat totalDue settlementStatus
-  customer { id handle name billingAddress { street1 street2 city postalCode state county country } }
+  customerId customer { handle name billingAddress { street1 street2 city postalCode state county country } }
   creditedInvoice { id handle }
   items {
     id title description sku quantity unitAmount amount taxAmount periodStart periodEnd creditedItemId

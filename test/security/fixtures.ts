@@ -10,6 +10,8 @@ export type Target =
   | 'customer'
   | 'product'
   | 'productHandle'
+  /** A customer's handle. */
+  | 'customerHandle'
   | 'taxCode'
   | 'taxCodeId'
   | 'price'
@@ -316,6 +318,18 @@ export function tenantFixtures(t: TestApp) {
     return items[0]?.id as string;
   }
 
+  /** The `handle` of the object `field(id:)` answers. */
+  async function handleOf(
+    env: MarkedEnvironment,
+    field: 'customer' | 'invoice',
+    id: string,
+  ): Promise<string> {
+    const response = await t.graphql(`query ($id: UUID!) { ${field}(id: $id) { handle } }`, { id }, { env });
+    const handle = response.body.data?.[field]?.handle;
+    expect(handle, JSON.stringify(response.body)).toEqual(expect.any(String));
+    return handle;
+  }
+
   async function populate(env: MarkedEnvironment): Promise<Shared> {
     const taxCode = await createTaxCode(env);
     const product = await createProduct(env);
@@ -492,6 +506,7 @@ export function tenantFixtures(t: TestApp) {
       customer,
       product: product.id,
       productHandle: product.handle,
+      customerHandle: await handleOf(env, 'customer', customer),
       taxCode: taxCode.code,
       taxCodeId: taxCode.id,
       price,
@@ -570,6 +585,8 @@ export function tenantFixtures(t: TestApp) {
         return (await createProduct(env)).id;
       case 'productHandle':
         return (await createProduct(env)).handle;
+      case 'customerHandle':
+        return handleOf(env, 'customer', await createCustomer(env));
       case 'taxCode':
         return (await createTaxCode(env)).code;
       case 'taxCodeId':

@@ -14,7 +14,7 @@ export const PRORATION_LINE_FIELDS =
 const RUN_FIELDS = `id asOf status triggeredBy startedAt finishedAt invoiceCount periodCount renewalCount endedCount
   invoiceIds errors { customerId message }`;
 
-const INVOICE_FIELDS = `id handle status date currency totalExclVat totalVat totalInclVat customer { id }
+const INVOICE_FIELDS = `id handle status date currency totalExclVat totalVat totalInclVat customerId
   items { quantity unitAmount sku title description periodStart periodEnd amount taxAmount tax { taxCode taxRate } }`;
 
 export type PriceInput = {

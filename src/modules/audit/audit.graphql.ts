@@ -31,10 +31,14 @@ const AuditEventRef = builder.objectRef<AuditEvent>('AuditEvent').implement({
 });
 
 builder.queryFields((t) => ({
-  auditEvents: t.connection({
-    type: AuditEventRef,
-    description: 'The audit trail of this environment, oldest first.',
-    args: { objectId: t.arg({ type: 'UUID', description: 'Only the events about this object.' }) },
-    resolve: (_root, { objectId, ...page }, ctx) => new AuditService(ctx).list({ objectId }, page),
-  }),
+  auditEvents: t.connection(
+    {
+      type: AuditEventRef,
+      description: 'The audit trail of this environment, oldest first.',
+      args: { objectId: t.arg({ type: 'UUID', description: 'Only the events about this object.' }) },
+      resolve: (_root, { objectId, ...page }, ctx) => new AuditService(ctx).list({ objectId }, page),
+    },
+    { name: 'AuditEventConnection' },
+    { name: 'AuditEventEdge' },
+  ),
 }));

@@ -121,11 +121,15 @@ builder.queryFields((t) => ({
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (_root, { id }, ctx) => new BillingRunService(ctx).find(id),
   }),
-  billingRuns: t.connection({
-    type: BillingRunRef,
-    description: 'Billing runs of this environment, oldest first.',
-    resolve: (_root, args, ctx) => new BillingRunService(ctx).list(args),
-  }),
+  billingRuns: t.connection(
+    {
+      type: BillingRunRef,
+      description: 'Billing runs of this environment, oldest first.',
+      resolve: (_root, args, ctx) => new BillingRunService(ctx).list(args),
+    },
+    { name: 'BillingRunConnection' },
+    { name: 'BillingRunEdge' },
+  ),
 }));
 
 builder.mutationFields((t) => ({

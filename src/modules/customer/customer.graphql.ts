@@ -1,4 +1,7 @@
+import { z } from 'zod';
 import { builder } from '../../graphql/builder.ts';
+import { NodeRef, nodeType } from '../../graphql/node.ts';
+import { orderInput } from '../../graphql/ordering.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import { TaxExemptEnum, TaxIdInputRef, TaxIdRef } from '../tax/tax-policy.graphql.ts';
 import { type BillingAddress, COLLECTION_MODES, type Customer } from './customer.entity.ts';
@@ -21,8 +24,9 @@ export const BillingAddressRef = builder.objectRef<BillingAddress>('BillingAddre
 });
 
 export const CustomerRef = builder.objectRef<Customer>('Customer').implement({
+  interfaces: [NodeRef],
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
     name: t.exposeString('name'),
     companyName: t.exposeString('companyName', { nullable: true }),
     handle: t.exposeString('handle', { nullable: true, description: 'Unique within the environment.' }),
@@ -105,6 +109,25 @@ const CustomerUpdateInputRef = builder
   })
   .validate(CustomerUpdateInput);
 
+const CustomerFilterRef = builder.inputType('CustomerFilter', {
+  description: 'Narrows a list of customers; every condition given must hold.',
+  fields: (t) => ({
+    search: t.string({
+      description: 'Part of the name, company name, handle or e-mail address, in any case.',
+      validate: z.string().max(250),
+    }),
+    currency: t.string({
+      description: 'Preferred currency (ISO 4217, either case).',
+      validate: z.string().length(3),
+    }),
+  }),
+});
+
+const CustomerOrder = orderInput<Customer>('Customer', 'customers', {
+  created_at: { field: 'id', description: 'Creation time (the default).' },
+  name: { field: 'name', description: 'Name, in the database collation.' },
+});
+
 const CustomerCreatePayload = payloadType('CustomerCreatePayload', 'customer', CustomerRef);
 const CustomerUpdatePayload = payloadType('CustomerUpdatePayload', 'customer', CustomerRef);
 
@@ -115,10 +138,27 @@ builder.queryFields((t) => ({
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(customerLoaders).byId.load(id),
   }),
-  customers: t.connection({
+  customerByHandle: t.field({
     type: CustomerRef,
-    resolve: (_root, args, ctx) => new CustomerService(ctx).list(args),
+    nullable: true,
+    description: "The environment's customer with this handle; null when there is none.",
+    args: { handle: t.arg.string({ required: true, description: 'The handle, as stored.' }) },
+    resolve: (_root, { handle }, ctx) => new CustomerService(ctx).findByHandle(handle),
   }),
+  customers: t.connection(
+    {
+      type: CustomerRef,
+      description: "The environment's customers, in creation order unless `orderBy` says otherwise.",
+      args: {
+        filter: t.arg({ type: CustomerFilterRef }),
+        orderBy: t.arg({ type: CustomerOrder.ref }),
+      },
+      resolve: (_root, { filter, orderBy, ...page }, ctx) =>
+        new CustomerService(ctx).list(page, filter ?? {}, CustomerOrder.toSort(orderBy)),
+    },
+    { name: 'CustomerConnection' },
+    { name: 'CustomerEdge' },
+  ),
 }));
 
 builder.mutationFields((t) => ({
@@ -138,3 +178,5 @@ builder.mutationFields((t) => ({
       withUserErrors('customer', () => new CustomerService(ctx).update(id, input)),
   }),
 }));
+
+nodeType('Customer', (ctx, id) => ctx.loaders.of(customerLoaders).byId.load(id));

@@ -1,9 +1,10 @@
+import type { FilterQuery } from '@mikro-orm/core';
 import { AccessService } from '../../auth/access.service.ts';
 import type { ServiceContext } from '../../context.ts';
 import { applyChanges } from '../../db/changes.ts';
 import { flushOrFail } from '../../db/flush.ts';
 import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
-import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
+import { type Connection, containing, keysetPage, type PageArgs, type Sort } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
 import { TestClockService } from '../clock/clock.service.ts';
 import { recordEvent } from '../event/event.service.ts';
@@ -17,6 +18,14 @@ import {
 import type { CustomerCreateInput, CustomerUpdateInput } from './customer.input.ts';
 import { customerLoaders } from './customer.reads.ts';
 import { customerResponse } from './customer.rest.ts';
+
+/** Narrows a list of customers; every condition given must hold. */
+export type CustomerFilter = {
+  /** Part of the name, company name, handle or e-mail address, in any case. */
+  search?: string | null;
+  /** Preferred currency (ISO 4217, either case). */
+  currency?: string | null;
+};
 
 const emptyAddress = (): BillingAddress =>
   Object.fromEntries(BILLING_ADDRESS_FIELDS.map((field) => [field, null])) as BillingAddress;
@@ -60,8 +69,26 @@ export class CustomerService {
     return { customer, currency: billedIn };
   }
 
-  list(page: PageArgs): Promise<Connection<Customer>> {
-    return keysetPage(this.ctx.em, CustomerSchema, { environmentId: this.ctx.environmentId }, page);
+  /** The customer whose handle this is, or null when the environment has none. */
+  findByHandle(handle: string): Promise<Customer | null> {
+    return this.ctx.em.findOne(CustomerSchema, { environmentId: this.ctx.environmentId, handle });
+  }
+
+  list(page: PageArgs, filter: CustomerFilter = {}, sort?: Sort<Customer>): Promise<Connection<Customer>> {
+    const where: FilterQuery<Customer>[] = [{ environmentId: this.ctx.environmentId }];
+    if (filter.currency) where.push({ currency: filter.currency.toUpperCase() });
+    if (filter.search) {
+      const pattern = containing(filter.search);
+      where.push({
+        $or: [
+          { name: { $ilike: pattern } },
+          { companyName: { $ilike: pattern } },
+          { handle: { $ilike: pattern } },
+          { email: { $ilike: pattern } },
+        ],
+      });
+    }
+    return keysetPage(this.ctx.em, CustomerSchema, { $and: where }, page, sort);
   }
 
   async create(input: CustomerCreateInput): Promise<Customer> {

@@ -29,18 +29,22 @@ const EventRef = builder.objectRef<Event>('Event').implement({
 });
 
 builder.queryFields((t) => ({
-  events: t.connection({
-    type: EventRef,
-    description: 'The events of this environment, oldest first.',
-    args: {
-      type: t.arg({ type: EventTypeEnum, description: 'Only events of this type.' }),
-      objectId: t.arg({ type: 'UUID', description: 'Only the events about this object.' }),
-      createdAfter: t.arg({ type: 'DateTime', description: 'Only events at or after this moment.' }),
-      createdBefore: t.arg({ type: 'DateTime', description: 'Only events before this moment.' }),
+  events: t.connection(
+    {
+      type: EventRef,
+      description: 'The events of this environment, oldest first.',
+      args: {
+        type: t.arg({ type: EventTypeEnum, description: 'Only events of this type.' }),
+        objectId: t.arg({ type: 'UUID', description: 'Only the events about this object.' }),
+        createdAfter: t.arg({ type: 'DateTime', description: 'Only events at or after this moment.' }),
+        createdBefore: t.arg({ type: 'DateTime', description: 'Only events before this moment.' }),
+      },
+      resolve: (_root, { type, objectId, createdAfter, createdBefore, ...page }, ctx) =>
+        new EventService(ctx).list({ type, objectId, createdAfter, createdBefore }, page),
     },
-    resolve: (_root, { type, objectId, createdAfter, createdBefore, ...page }, ctx) =>
-      new EventService(ctx).list({ type, objectId, createdAfter, createdBefore }, page),
-  }),
+    { name: 'EventConnection' },
+    { name: 'EventEdge' },
+  ),
 }));
 
 builder.subscriptionFields((t) => ({

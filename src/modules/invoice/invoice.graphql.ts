@@ -1,6 +1,9 @@
 import { builder } from '../../graphql/builder.ts';
+import { NodeRef, nodeType } from '../../graphql/node.ts';
+import { orderInput } from '../../graphql/ordering.ts';
 import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
 import { BillingAddressRef, CustomerRef } from '../customer/customer.graphql.ts';
+import { customerLoaders } from '../customer/customer.reads.ts';
 import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
 import {
   INVOICE_STATUSES,
@@ -18,13 +21,22 @@ export const InvoiceTypeEnum = builder.enumType('InvoiceType', { values: INVOICE
 export const InvoiceStatusEnum = builder.enumType('InvoiceStatus', { values: INVOICE_STATUSES });
 export const SettlementStatusEnum = builder.enumType('SettlementStatus', { values: SETTLEMENT_STATUSES });
 
-const InvoiceCustomerRef = builder.objectRef<InvoiceCustomer>('InvoiceCustomer').implement({
-  description: 'The customer as the invoice names it: frozen when booked, the live customer while a draft.',
+/**
+ * A value, not an entity: it has no `id`, so normalized caches (Apollo, urql, Relay) keep each
+ * invoice's copy apart from the live Customer instead of merging them under the customer's id.
+ */
+const InvoiceCustomerSnapshotRef = builder.objectRef<InvoiceCustomer>('InvoiceCustomerSnapshot').implement({
+  description:
+    'The customer as the invoice names it: frozen when booked, the live customer while a draft. Has no ' +
+    'id on purpose (client caches would merge it with the live customer): the invoice has `customerId` ' +
+    'and `liveCustomer`.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
-    handle: t.exposeString('handle', { nullable: true }),
-    name: t.exposeString('name'),
-    billingAddress: t.expose('billingAddress', { type: BillingAddressRef }),
+    handle: t.exposeString('handle', { nullable: true, description: "The customer's handle then." }),
+    name: t.exposeString('name', { description: "The customer's name then." }),
+    billingAddress: t.expose('billingAddress', {
+      type: BillingAddressRef,
+      description: "The customer's billing address then.",
+    }),
   }),
 });
 
@@ -94,9 +106,10 @@ export const SettlementRef = builder.objectRef<Settlement>('Settlement').impleme
 export const InvoiceRef = builder.objectRef<Invoice>('Invoice');
 
 InvoiceRef.implement({
+  interfaces: [NodeRef],
   description: 'An invoice or a credit note. Amounts are integers in the minor unit of its currency.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
     handle: t.exposeString('handle', { nullable: true, description: 'The gapless number, once booked.' }),
     type: t.expose('type', { type: InvoiceTypeEnum }),
     status: t.expose('status', { type: InvoiceStatusEnum }),
@@ -106,8 +119,20 @@ InvoiceRef.implement({
     updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
     bookedAt: t.expose('bookedAt', { type: 'DateTime', nullable: true }),
     customer: t.field({
-      type: InvoiceCustomerRef,
+      type: InvoiceCustomerSnapshotRef,
+      description:
+        'The customer as this invoice names it (frozen when booked). The customer as it is now: `liveCustomer`.',
       resolve: (invoice, _args, ctx) => new InvoiceReads(ctx).customerOf(invoice),
+    }),
+    customerId: t.expose('customerId', { type: 'UUID', description: 'The id of the customer billed.' }),
+    liveCustomer: t.field({
+      type: CustomerRef,
+      description: 'The customer billed, as it is now (renamed or moved since booking, perhaps).',
+      resolve: async (invoice, _args, ctx) => {
+        const customer = await ctx.loaders.of(customerLoaders).byId.load(invoice.customerId);
+        if (!customer) throw new Error(`customer ${invoice.customerId} of invoice ${invoice.id} is missing`);
+        return customer;
+      },
     }),
     memo: t.exposeString('memo', { nullable: true }),
     date: t.expose('date', { type: 'Date' }),
@@ -179,13 +204,28 @@ const CustomerInvoiceFilterRef = builder
   })
   .validate(InvoiceFilter);
 
+const InvoiceOrder = orderInput<Invoice>('Invoice', 'invoices', {
+  created_at: { field: 'id', description: 'Creation time (the default).' },
+  date: { field: 'date', description: 'Invoice date.' },
+  total: {
+    field: 'totalInclVat',
+    description: 'Total including VAT, in minor units (whatever the currency).',
+  },
+});
+
 builder.objectField(CustomerRef, 'invoices', (t) =>
   t.connection(
     {
       type: InvoiceRef,
-      args: { filter: t.arg({ type: CustomerInvoiceFilterRef }) },
-      resolve: (customer, { filter, ...page }, ctx) =>
-        new InvoiceReads(ctx).list({ ...filter, customerId: customer.id }, page),
+      description:
+        "The customer's invoices and credit notes, in creation order unless `orderBy` says otherwise.",
+      args: { filter: t.arg({ type: CustomerInvoiceFilterRef }), orderBy: t.arg({ type: InvoiceOrder.ref }) },
+      resolve: (customer, { filter, orderBy, ...page }, ctx) =>
+        new InvoiceReads(ctx).list(
+          { ...filter, customerId: customer.id },
+          page,
+          InvoiceOrder.toSort(orderBy),
+        ),
     },
     InvoiceConnectionRef,
   ),
@@ -198,12 +238,24 @@ builder.queryFields((t) => ({
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(invoiceLoaders).byId.load(id),
   }),
+  invoiceByNumber: t.field({
+    type: InvoiceRef,
+    nullable: true,
+    description: "The environment's booked invoice or credit note with this number; null when there is none.",
+    args: { number: t.arg.string({ required: true, description: 'The number (`handle`), as printed.' }) },
+    resolve: (_root, { number }, ctx) => new InvoiceReads(ctx).byNumber(number),
+  }),
   invoices: t.connection(
     {
       type: InvoiceRef,
-      args: { filter: t.arg({ type: InvoiceFilterRef }) },
-      resolve: (_root, { filter, ...page }, ctx) => new InvoiceReads(ctx).list(filter ?? {}, page),
+      description:
+        "The environment's invoices and credit notes, in creation order unless `orderBy` says otherwise.",
+      args: { filter: t.arg({ type: InvoiceFilterRef }), orderBy: t.arg({ type: InvoiceOrder.ref }) },
+      resolve: (_root, { filter, orderBy, ...page }, ctx) =>
+        new InvoiceReads(ctx).list(filter ?? {}, page, InvoiceOrder.toSort(orderBy)),
     },
     InvoiceConnectionRef,
   ),
 }));
+
+nodeType('Invoice', (ctx, id) => ctx.loaders.of(invoiceLoaders).byId.load(id));

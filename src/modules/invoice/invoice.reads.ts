@@ -2,7 +2,13 @@ import type { FilterQuery } from '@mikro-orm/core';
 import type { LoaderSet, ServiceContext } from '../../context.ts';
 import { today } from '../../dates/calendar.ts';
 import { leanById, leanByParent, loadOrNotFound } from '../../db/loaders.ts';
-import { type Connection, keysetPage, leanKeysetPage, type PageArgs } from '../../db/pagination.ts';
+import {
+  type Connection,
+  keysetPage,
+  leanKeysetPage,
+  type PageArgs,
+  type Sort,
+} from '../../db/pagination.ts';
 import { customerLoaders } from '../customer/customer.reads.ts';
 import type { InvoiceSeller } from '../seller/seller.entity.ts';
 import { currentSeller, sellerLogo } from '../seller/seller.service.ts';
@@ -113,7 +119,12 @@ export class InvoiceReads {
     };
   }
 
-  list(filter: InvoiceFilter, page: PageArgs): Promise<Connection<Invoice>> {
+  /** The booked invoice or credit note with this number, or null when the environment has none. */
+  byNumber(number: string): Promise<Readonly<Invoice> | null> {
+    return this.ctx.em.findOne(InvoiceSchema, { environmentId: this.ctx.environmentId, handle: number });
+  }
+
+  list(filter: InvoiceFilter, page: PageArgs, sort?: Sort<Invoice>): Promise<Connection<Invoice>> {
     const where = {
       environmentId: this.ctx.environmentId,
       ...(filter.customerId ? { customerId: filter.customerId } : {}),
@@ -129,9 +140,14 @@ export class InvoiceReads {
           }
         : {}),
     };
-    if (filter.overdue == null) return leanKeysetPage(this.ctx.em, InvoiceSchema, where, page);
-    // Overdue compares two columns, which the lean reader does not express; the entity query does.
-    const overdue = filter.overdue ? overdueWhere(today()) : notOverdueWhere(today());
-    return keysetPage(this.ctx.em, InvoiceSchema, { $and: [where as FilterQuery<Invoice>, overdue] }, page);
+    const creationOrder = !sort || (sort.field === 'id' && sort.direction === 'asc');
+    if (filter.overdue == null && creationOrder)
+      return leanKeysetPage(this.ctx.em, InvoiceSchema, where, page);
+    // Overdue compares two columns and other orders compare two keys, which the lean reader does not
+    // express; the entity query does.
+    const conditions: FilterQuery<Invoice>[] = [where as FilterQuery<Invoice>];
+    if (filter.overdue != null)
+      conditions.push(filter.overdue ? overdueWhere(today()) : notOverdueWhere(today()));
+    return keysetPage(this.ctx.em, InvoiceSchema, { $and: conditions }, page, sort);
   }
 }

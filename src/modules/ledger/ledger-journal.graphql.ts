@@ -166,11 +166,15 @@ builder.queryFields((t) => ({
     type: LedgerSettingsRef,
     resolve: (_root, _args, ctx) => new LedgerSettingsService(ctx).get(),
   }),
-  journalEntries: t.connection({
-    type: JournalEntryRef,
-    args: { filter: t.arg({ type: JournalEntryFilterRef }) },
-    resolve: (_root, { filter, ...page }, ctx) => new JournalReads(ctx).entries(filter ?? {}, page),
-  }),
+  journalEntries: t.connection(
+    {
+      type: JournalEntryRef,
+      args: { filter: t.arg({ type: JournalEntryFilterRef }) },
+      resolve: (_root, { filter, ...page }, ctx) => new JournalReads(ctx).entries(filter ?? {}, page),
+    },
+    { name: 'JournalEntryConnection' },
+    { name: 'JournalEntryEdge' },
+  ),
   deferredRevenue: t.field({
     type: [DeferredRevenueRef],
     description:

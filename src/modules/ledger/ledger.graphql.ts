@@ -1,4 +1,5 @@
 import { builder } from '../../graphql/builder.ts';
+import { NodeRef, nodeType } from '../../graphql/node.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import { type AccountRole, type AccountSet, RECOGNITION_STRATEGIES } from './account-set.entity.ts';
 import { AccountSetService } from './account-set.service.ts';
@@ -12,8 +13,9 @@ export const RecognitionStrategyEnum = builder.enumType('RecognitionStrategy', {
 });
 
 export const LedgerAccountRef = builder.objectRef<LedgerAccount>('LedgerAccount').implement({
+  interfaces: [NodeRef],
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
     name: t.exposeString('name'),
     accountingCode: t.exposeString('accountingCode', { description: 'Unique within the environment.' }),
     barred: t.exposeBoolean('barred', { description: 'A barred account cannot be put in new account sets.' }),
@@ -23,6 +25,7 @@ export const LedgerAccountRef = builder.objectRef<LedgerAccount>('LedgerAccount'
 });
 
 export const AccountSetRef = builder.objectRef<AccountSet>('AccountSet').implement({
+  interfaces: [NodeRef],
   fields: (t) => {
     const account = (role: AccountRole) =>
       t.field({
@@ -30,7 +33,7 @@ export const AccountSetRef = builder.objectRef<AccountSet>('AccountSet').impleme
         resolve: (accountSet, _args, ctx) => new AccountSetService(ctx).account(accountSet, role),
       });
     return {
-      id: t.expose('id', { type: 'UUID' }),
+      id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
       name: t.exposeString('name', { nullable: true }),
       salesAccount: account('salesAccountId'),
       incomeAccount: account('incomeAccountId'),
@@ -99,20 +102,28 @@ builder.queryFields((t) => ({
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(ledgerLoaders).accountById.load(id),
   }),
-  ledgerAccounts: t.connection({
-    type: LedgerAccountRef,
-    resolve: (_root, args, ctx) => new LedgerAccountService(ctx).list(args),
-  }),
+  ledgerAccounts: t.connection(
+    {
+      type: LedgerAccountRef,
+      resolve: (_root, args, ctx) => new LedgerAccountService(ctx).list(args),
+    },
+    { name: 'LedgerAccountConnection' },
+    { name: 'LedgerAccountEdge' },
+  ),
   accountSet: t.field({
     type: AccountSetRef,
     nullable: true,
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(ledgerLoaders).accountSetById.load(id),
   }),
-  accountSets: t.connection({
-    type: AccountSetRef,
-    resolve: (_root, args, ctx) => new AccountSetService(ctx).list(args),
-  }),
+  accountSets: t.connection(
+    {
+      type: AccountSetRef,
+      resolve: (_root, args, ctx) => new AccountSetService(ctx).list(args),
+    },
+    { name: 'AccountSetConnection' },
+    { name: 'AccountSetEdge' },
+  ),
 }));
 
 builder.mutationFields((t) => ({
@@ -138,3 +149,7 @@ builder.mutationFields((t) => ({
       withUserErrors('accountSet', () => new AccountSetService(ctx).create(input)),
   }),
 }));
+
+nodeType('LedgerAccount', (ctx, id) => ctx.loaders.of(ledgerLoaders).accountById.load(id));
+
+nodeType('AccountSet', (ctx, id) => ctx.loaders.of(ledgerLoaders).accountSetById.load(id));

@@ -271,10 +271,14 @@ builder.queryFields((t) => ({
     resolve: (_root, { id }, ctx) =>
       ctx.em.findOne(BillableMetricSchema, { id, environmentId: ctx.environmentId }),
   }),
-  billableMetrics: t.connection({
-    type: BillableMetricRef,
-    resolve: (_root, args, ctx) => new MetricService(ctx).list(args),
-  }),
+  billableMetrics: t.connection(
+    {
+      type: BillableMetricRef,
+      resolve: (_root, args, ctx) => new MetricService(ctx).list(args),
+    },
+    { name: 'BillableMetricConnection' },
+    { name: 'BillableMetricEdge' },
+  ),
   subscriptionItemUsage: t.field({
     type: ItemUsageRef,
     nullable: true,

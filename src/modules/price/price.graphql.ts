@@ -1,4 +1,7 @@
+import { z } from 'zod';
 import { builder } from '../../graphql/builder.ts';
+import { NodeRef, nodeType } from '../../graphql/node.ts';
+import { orderInput } from '../../graphql/ordering.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import { TaxBehaviorEnum } from '../tax/tax-policy.graphql.ts';
 import { BILLING_METHODS, PRICE_MODELS, type Price, PURCHASES, TERM_UNITS } from './price.entity.ts';
@@ -17,8 +20,9 @@ const PRICING_DESCRIPTION =
   'package {amount, packageSize}.';
 
 export const PriceRef = builder.objectRef<Price>('Price').implement({
+  interfaces: [NodeRef],
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
     name: t.exposeString('name'),
     description: t.exposeString('description', {
       nullable: true,
@@ -77,6 +81,24 @@ const PriceUpdateInputRef = builder
   })
   .validate(PriceUpdateGraphqlInput);
 
+const PriceFilterRef = builder.inputType('PriceFilter', {
+  description: 'Narrows a list of prices; every condition given must hold.',
+  fields: (t) => ({
+    search: t.string({ description: 'Part of the name, in any case.', validate: z.string().max(250) }),
+    currency: t.string({
+      description: 'Only prices with an amount in this currency (ISO 4217, either case).',
+      validate: z.string().length(3),
+    }),
+    priceModel: t.field({ type: PriceModelEnum, description: 'Only prices of this model.' }),
+    purchase: t.field({ type: PurchaseEnum, description: 'Only one-time or only recurring prices.' }),
+  }),
+});
+
+const PriceOrder = orderInput<Price>('Price', 'prices', {
+  created_at: { field: 'id', description: 'Creation time (the default).' },
+  name: { field: 'name', description: 'Name, in the database collation.' },
+});
+
 const PriceCreatePayload = payloadType('PriceCreatePayload', 'price', PriceRef);
 const PriceUpdatePayload = payloadType('PriceUpdatePayload', 'price', PriceRef);
 
@@ -87,10 +109,17 @@ builder.queryFields((t) => ({
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(priceLoaders).byId.load(id),
   }),
-  prices: t.connection({
-    type: PriceRef,
-    resolve: (_root, args, ctx) => new PriceService(ctx).list(args),
-  }),
+  prices: t.connection(
+    {
+      type: PriceRef,
+      description: "The environment's prices, in creation order unless `orderBy` says otherwise.",
+      args: { filter: t.arg({ type: PriceFilterRef }), orderBy: t.arg({ type: PriceOrder.ref }) },
+      resolve: (_root, { filter, orderBy, ...page }, ctx) =>
+        new PriceService(ctx).list(page, filter ?? {}, PriceOrder.toSort(orderBy)),
+    },
+    { name: 'PriceConnection' },
+    { name: 'PriceEdge' },
+  ),
 }));
 
 builder.mutationFields((t) => ({
@@ -109,3 +138,5 @@ builder.mutationFields((t) => ({
       withUserErrors('price', () => new PriceService(ctx).update(id, input)),
   }),
 }));
+
+nodeType('Price', (ctx, id) => ctx.loaders.of(priceLoaders).byId.load(id));

@@ -1,12 +1,23 @@
+import type { FilterQuery } from '@mikro-orm/core';
 import type { RequestContext } from '../../context.ts';
 import { applyChanges } from '../../db/changes.ts';
 import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
-import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
+import { type Connection, containing, keysetPage, type PageArgs, type Sort } from '../../db/pagination.ts';
 import { DomainError, type FieldIssue } from '../../errors.ts';
 import { type Price, PriceSchema } from './price.entity.ts';
 import type { PriceCreateInput, PriceUpdateInput } from './price.input.ts';
 import { priceLoaders } from './price.reads.ts';
 import type { Pricing } from './pricing.ts';
+
+/** Narrows a list of prices; every condition given must hold. */
+export type PriceFilter = {
+  /** Part of the name, in any case. */
+  search?: string | null;
+  /** Prices with an amount in this currency (ISO 4217, either case). */
+  currency?: string | null;
+  priceModel?: Price['priceModel'] | null;
+  purchase?: Price['purchase'] | null;
+};
 
 /** Prices of one environment: the rules both faces go through. */
 export class PriceService {
@@ -20,8 +31,14 @@ export class PriceService {
     return loadOrNotFound(this.ctx.loaders.of(priceLoaders).byId, 'Price', id);
   }
 
-  list(page: PageArgs): Promise<Connection<Price>> {
-    return keysetPage(this.ctx.em, PriceSchema, { environmentId: this.ctx.environmentId }, page);
+  list(page: PageArgs, filter: PriceFilter = {}, sort?: Sort<Price>): Promise<Connection<Price>> {
+    const where: FilterQuery<Price>[] = [{ environmentId: this.ctx.environmentId }];
+    // `pricing` is keyed by lowercase currency code.
+    if (filter.currency) where.push({ pricing: { $hasKey: filter.currency.toLowerCase() } } as never);
+    if (filter.priceModel) where.push({ priceModel: filter.priceModel });
+    if (filter.purchase) where.push({ purchase: filter.purchase });
+    if (filter.search) where.push({ name: { $ilike: containing(filter.search) } });
+    return keysetPage(this.ctx.em, PriceSchema, { $and: where }, page, sort);
   }
 
   async create(input: PriceCreateInput): Promise<Price> {

@@ -1,4 +1,7 @@
+import { z } from 'zod';
 import { builder } from '../../graphql/builder.ts';
+import { NodeRef, nodeType } from '../../graphql/node.ts';
+import { orderInput } from '../../graphql/ordering.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import type { Product } from './product.entity.ts';
 import { ProductCreateInput, ProductUpdateInput } from './product.input.ts';
@@ -6,8 +9,9 @@ import { productLoaders } from './product.reads.ts';
 import { ProductService } from './product.service.ts';
 
 export const ProductRef = builder.objectRef<Product>('Product').implement({
+  interfaces: [NodeRef],
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
     name: t.exposeString('name'),
     handle: t.exposeString('handle', {
       nullable: true,
@@ -56,6 +60,22 @@ const ProductUpdateInputRef = builder
   })
   .validate(ProductUpdateInput);
 
+const ProductFilterRef = builder.inputType('ProductFilter', {
+  description: 'Narrows a list of products; every condition given must hold.',
+  fields: (t) => ({
+    search: t.string({
+      description: 'Part of the name or handle, in any case.',
+      validate: z.string().max(250),
+    }),
+    taxCode: t.string({ description: 'Only products taxed under this tax code.' }),
+  }),
+});
+
+const ProductOrder = orderInput<Product>('Product', 'products', {
+  created_at: { field: 'id', description: 'Creation time (the default).' },
+  name: { field: 'name', description: 'Name, in the database collation.' },
+});
+
 const ProductCreatePayload = payloadType('ProductCreatePayload', 'product', ProductRef);
 const ProductUpdatePayload = payloadType('ProductUpdatePayload', 'product', ProductRef);
 
@@ -66,10 +86,24 @@ builder.queryFields((t) => ({
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(productLoaders).byId.load(id),
   }),
-  products: t.connection({
+  productByHandle: t.field({
     type: ProductRef,
-    resolve: (_root, args, ctx) => new ProductService(ctx).list(args),
+    nullable: true,
+    description: "The environment's product with this handle (SKU); null when there is none.",
+    args: { handle: t.arg.string({ required: true, description: 'The handle, as stored.' }) },
+    resolve: (_root, { handle }, ctx) => new ProductService(ctx).findByHandle(handle),
   }),
+  products: t.connection(
+    {
+      type: ProductRef,
+      description: "The environment's products, in creation order unless `orderBy` says otherwise.",
+      args: { filter: t.arg({ type: ProductFilterRef }), orderBy: t.arg({ type: ProductOrder.ref }) },
+      resolve: (_root, { filter, orderBy, ...page }, ctx) =>
+        new ProductService(ctx).list(page, filter ?? {}, ProductOrder.toSort(orderBy)),
+    },
+    { name: 'ProductConnection' },
+    { name: 'ProductEdge' },
+  ),
 }));
 
 builder.mutationFields((t) => ({
@@ -89,3 +123,5 @@ builder.mutationFields((t) => ({
       withUserErrors('product', () => new ProductService(ctx).update(id, input)),
   }),
 }));
+
+nodeType('Product', (ctx, id) => ctx.loaders.of(productLoaders).byId.load(id));

@@ -1,8 +1,9 @@
+import type { FilterQuery } from '@mikro-orm/core';
 import type { RequestContext } from '../../context.ts';
 import { applyChanges } from '../../db/changes.ts';
 import { flushOrFail } from '../../db/flush.ts';
 import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
-import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
+import { type Connection, containing, keysetPage, type PageArgs, type Sort } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
 import { TaxCodeService } from '../tax/tax-code.service.ts';
 import { type Product, ProductSchema } from './product.entity.ts';
@@ -13,6 +14,14 @@ import {
   type ProductUpdateInput,
 } from './product.input.ts';
 import { productLoaders } from './product.reads.ts';
+
+/** Narrows a list of products; every condition given must hold. */
+export type ProductFilter = {
+  /** Part of the name or handle, in any case. */
+  search?: string | null;
+  /** Products taxed under this tax code. */
+  taxCode?: string | null;
+};
 
 const unknownTaxCode = () =>
   DomainError.onField('INVALID_REFERENCE', ['taxCode'], 'is not the code of a tax code of this environment');
@@ -34,8 +43,14 @@ export class ProductService {
     return this.ctx.em.findOne(ProductSchema, { environmentId: this.ctx.environmentId, handle });
   }
 
-  list(page: PageArgs): Promise<Connection<Product>> {
-    return keysetPage(this.ctx.em, ProductSchema, { environmentId: this.ctx.environmentId }, page);
+  list(page: PageArgs, filter: ProductFilter = {}, sort?: Sort<Product>): Promise<Connection<Product>> {
+    const where: FilterQuery<Product>[] = [{ environmentId: this.ctx.environmentId }];
+    if (filter.taxCode) where.push({ taxCode: filter.taxCode });
+    if (filter.search) {
+      const pattern = containing(filter.search);
+      where.push({ $or: [{ name: { $ilike: pattern } }, { handle: { $ilike: pattern } }] });
+    }
+    return keysetPage(this.ctx.em, ProductSchema, { $and: where }, page, sort);
   }
 
   async create(input: ProductCreateInput): Promise<Product> {

@@ -2,6 +2,7 @@ import type { RequestContext } from '../../context.ts';
 import { Instant } from '../../dates/calendar.ts';
 import type { Period } from '../../dates/periods.ts';
 import { builder } from '../../graphql/builder.ts';
+import { NodeRef, nodeType } from '../../graphql/node.ts';
 import { payloadType, type UserError, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
 import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
 import { CustomerRef } from '../customer/customer.graphql.ts';
@@ -210,10 +211,11 @@ export const SubscriptionItemRef = builder.objectRef<SubscriptionItem>('Subscrip
 });
 
 export const SubscriptionRef = builder.objectRef<Subscription>('CustomerSubscription').implement({
+  interfaces: [NodeRef],
   description:
     "A customer's subscription (named so that it cannot be taken for GraphQL's subscription root type).",
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
     handle: t.exposeString('handle', { nullable: true, description: 'Unique within the environment.' }),
     customer: t.field({
       type: CustomerRef,
@@ -499,3 +501,5 @@ builder.mutationFields((t) => ({
       withUserErrors('usageRecord', () => new SubscriptionService(ctx).recordUsage(args)),
   }),
 }));
+
+nodeType('CustomerSubscription', (ctx, id) => ctx.loaders.of(subscriptionLoaders).byId.load(id));

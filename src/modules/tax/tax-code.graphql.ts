@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { builder } from '../../graphql/builder.ts';
+import { orderInput } from '../../graphql/ordering.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import type { TaxCode } from './tax-code.entity.ts';
 import { TaxCodeCreateInput, TaxCodeUpdateInput } from './tax-code.input.ts';
@@ -44,6 +46,21 @@ const TaxCodeUpdateInputRef = builder
 const TaxCodeCreatePayload = payloadType('TaxCodeCreatePayload', 'taxCode', TaxCodeRef);
 const TaxCodeUpdatePayload = payloadType('TaxCodeUpdatePayload', 'taxCode', TaxCodeRef);
 
+const TaxCodeFilterRef = builder.inputType('TaxCodeFilter', {
+  description: 'Narrows a list of tax codes.',
+  fields: (t) => ({
+    search: t.string({
+      description: 'Part of the code or description, in any case.',
+      validate: z.string().max(500),
+    }),
+  }),
+});
+
+const TaxCodeOrder = orderInput<TaxCode>('TaxCode', 'tax codes', {
+  created_at: { field: 'id', description: 'Creation time (the default).' },
+  code: { field: 'code', description: 'Code, in the database collation.' },
+});
+
 builder.queryFields((t) => ({
   taxCode: t.field({
     type: TaxCodeRef,
@@ -51,10 +68,17 @@ builder.queryFields((t) => ({
     args: { code: t.arg.string({ required: true }) },
     resolve: (_root, { code }, ctx) => new TaxCodeService(ctx).findByCode(code),
   }),
-  taxCodes: t.connection({
-    type: TaxCodeRef,
-    resolve: (_root, args, ctx) => new TaxCodeService(ctx).list(args),
-  }),
+  taxCodes: t.connection(
+    {
+      type: TaxCodeRef,
+      description: "The environment's tax codes, in creation order unless `orderBy` says otherwise.",
+      args: { filter: t.arg({ type: TaxCodeFilterRef }), orderBy: t.arg({ type: TaxCodeOrder.ref }) },
+      resolve: (_root, { filter, orderBy, ...page }, ctx) =>
+        new TaxCodeService(ctx).list(page, filter ?? {}, TaxCodeOrder.toSort(orderBy)),
+    },
+    { name: 'TaxCodeConnection' },
+    { name: 'TaxCodeEdge' },
+  ),
 }));
 
 builder.mutationFields((t) => ({

@@ -1,6 +1,7 @@
+import type { FilterQuery } from '@mikro-orm/core';
 import type { RequestContext } from '../../context.ts';
 import { flushOrFail } from '../../db/flush.ts';
-import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
+import { type Connection, containing, keysetPage, type PageArgs, type Sort } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
 import { type TaxCode, TaxCodeSchema } from './tax-code.entity.ts';
 import type { TaxCodeCreateInput, TaxCodeUpdateInput } from './tax-code.input.ts';
@@ -24,8 +25,18 @@ export class TaxCodeService {
     return taxCode;
   }
 
-  list(page: PageArgs): Promise<Connection<TaxCode>> {
-    return keysetPage(this.ctx.em, TaxCodeSchema, { environmentId: this.ctx.environmentId }, page);
+  /** `search`: part of the code or description, in any case. */
+  list(
+    page: PageArgs,
+    filter: { search?: string | null } = {},
+    sort?: Sort<TaxCode>,
+  ): Promise<Connection<TaxCode>> {
+    const where: FilterQuery<TaxCode>[] = [{ environmentId: this.ctx.environmentId }];
+    if (filter.search) {
+      const pattern = containing(filter.search);
+      where.push({ $or: [{ code: { $ilike: pattern } }, { description: { $ilike: pattern } }] });
+    }
+    return keysetPage(this.ctx.em, TaxCodeSchema, { $and: where }, page, sort);
   }
 
   async create(input: TaxCodeCreateInput): Promise<TaxCode> {

@@ -106,11 +106,15 @@ const EndpointRef = builder.objectRef<WebhookEndpoint>('WebhookEndpoint').implem
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    deliveries: t.connection({
-      type: DeliveryRef,
-      description: 'Its deliveries, oldest first.',
-      resolve: (endpoint, page, ctx) => service(ctx).deliveries(endpoint.id, page),
-    }),
+    deliveries: t.connection(
+      {
+        type: DeliveryRef,
+        description: 'Its deliveries, oldest first.',
+        resolve: (endpoint, page, ctx) => service(ctx).deliveries(endpoint.id, page),
+      },
+      { name: 'WebhookDeliveryConnection' },
+      { name: 'WebhookDeliveryEdge' },
+    ),
   }),
 });
 
@@ -167,11 +171,15 @@ const RotatePayload = secretPayloadType('WebhookEndpointRotateSecretPayload');
 const DeliveryPayload = payloadType('WebhookDeliveryPayload', 'webhookDelivery', DeliveryRef);
 
 builder.queryFields((t) => ({
-  webhookEndpoints: t.connection({
-    type: EndpointRef,
-    description: 'This environment’s webhook endpoints, oldest first.',
-    resolve: (_root, page, ctx) => service(ctx).list(page),
-  }),
+  webhookEndpoints: t.connection(
+    {
+      type: EndpointRef,
+      description: 'This environment’s webhook endpoints, oldest first.',
+      resolve: (_root, page, ctx) => service(ctx).list(page),
+    },
+    { name: 'WebhookEndpointConnection' },
+    { name: 'WebhookEndpointEdge' },
+  ),
   webhookEndpoint: t.field({
     type: EndpointRef,
     nullable: true,

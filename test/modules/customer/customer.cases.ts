@@ -16,6 +16,7 @@ export const cases: ModuleCases = {
     graphql: {
       'Query.customer': [byId('customer')],
       'Query.customers': [{ args: page }],
+      'Query.customerByHandle': [{ target: 'customerHandle', args: (handle) => ({ handle }) }],
       'Mutation.customerUpdate': [{ target: 'customer', args: (id) => ({ id, input: { name: 'Renamed' } }) }],
     },
   },

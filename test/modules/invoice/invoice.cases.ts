@@ -56,6 +56,14 @@ export const cases: ModuleCases = {
     graphql: {
       'Query.invoice': [byId('draftInvoice'), byId('bookedInvoice')],
       'Query.invoiceNumbering': [{ args: () => ({}) }],
+      // Numbers are per environment (both have INV-000001): another environment's number names an own
+      // invoice, so this case runs without a target; test/graphql-frontend covers the lookup's scope.
+      'Query.invoiceByNumber': [{ args: () => ({ number: 'INV-000001' }) }],
+      'Query.node': [
+        { target: 'customer', args: (id) => ({ id }) },
+        { target: 'bookedInvoice', args: (id) => ({ id }) },
+      ],
+      'Query.nodes': [{ target: 'customer', args: (id) => ({ ids: [id] }) }],
       'Query.invoices': [
         { args: page },
         { target: 'customer', args: (id) => ({ filter: { customerId: id }, first: 20 }) },

@@ -15,6 +15,7 @@ export const cases: ModuleCases = {
     },
     graphql: {
       'Query.product': [byId('product')],
+      'Query.productByHandle': [{ target: 'productHandle', args: (handle) => ({ handle }) }],
       'Query.products': [{ args: page }],
       'Mutation.productCreate': [
         { target: 'taxCode', args: (code) => ({ input: { name: 'Matrix', taxCode: code } }) },
