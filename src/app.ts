@@ -4,7 +4,7 @@ import { createYoga, useReadinessCheck } from 'graphql-yoga';
 import { authenticate } from './auth/authenticate.ts';
 import { EXECUTION_LIMITS, type ExecutionLimits } from './config.ts';
 import type { RequestContext } from './context.ts';
-import { maskError } from './graphql/errors.ts';
+import { asGraphQLRefusal, maskError } from './graphql/errors.ts';
 import { GRAPHIQL_ASSET_PATHS, useGraphiQL } from './graphql/graphiql.ts';
 import { useCompiledQueries } from './graphql/jit.ts';
 import { schema } from './graphql/schema.ts';
@@ -139,9 +139,9 @@ export function createApp({
             if (url.pathname === GRAPHQL_PATH) {
               const throttled = costBudget?.retryAfter(request);
               if (throttled !== undefined)
-                return endResponse(costBudgetSpentResponse(throttled, url.pathname));
+                return endResponse(await asGraphQLRefusal(costBudgetSpentResponse(throttled, url.pathname)));
               const auth = await admit(request, url.pathname, serverContext);
-              if (auth instanceof Response) return endResponse(auth);
+              if (auth instanceof Response) return endResponse(await asGraphQLRefusal(auth));
               contexts.set(request, auth);
               return;
             }

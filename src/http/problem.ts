@@ -69,6 +69,7 @@ export function errorToProblem(
       problem: {
         title: 'Service unavailable',
         status: 503,
+        code: 'SERVICE_UNAVAILABLE',
         detail: 'The database is unreachable; retry shortly.',
         instance,
       },
@@ -79,6 +80,7 @@ export function errorToProblem(
     problem: {
       title: 'Internal server error',
       status: 500,
+      code: 'INTERNAL_SERVER_ERROR',
       detail: 'An unexpected error occurred.',
       instance,
     },
