@@ -4,12 +4,13 @@ import { createYoga, useReadinessCheck } from 'graphql-yoga';
 import { authenticate } from './auth/authenticate.ts';
 import { EXECUTION_LIMITS, type ExecutionLimits } from './config.ts';
 import type { RequestContext } from './context.ts';
-import { maskError } from './graphql/errors.ts';
+import { asGraphQLRefusal, maskError } from './graphql/errors.ts';
 import { GRAPHIQL_ASSET_PATHS, useGraphiQL } from './graphql/graphiql.ts';
 import { useCompiledQueries } from './graphql/jit.ts';
 import { schema } from './graphql/schema.ts';
 import { useStorableInput } from './graphql/storable-input.ts';
 import { useTenantTransaction } from './graphql/tenant-transaction.plugin.ts';
+import { type TrustedDocuments, useTrustedDocuments } from './graphql/trusted-documents.ts';
 import { errorToProblem, problemResponse } from './http/problem.ts';
 import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
 import { ClientAddressLimiter, clientAddress } from './limits/client-address-limit.ts';
@@ -48,6 +49,8 @@ export type AppOptions = {
   authFailureLimit?: RateLimitOptions;
   /** How long a request may execute and how large a GraphQL response may be (EXECUTION_LIMITS by default). */
   executionLimits?: ExecutionLimits;
+  /** The only GraphQL operations /graphql runs (GRAPHQL_TRUSTED_DOCUMENTS); any when absent. */
+  trustedDocuments?: TrustedDocuments;
   /** Routes served besides the documented ones (tests exercise the REST machinery through them). */
   extraRoutes?: Route[];
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: endpoints may point at loopback and private addresses (false by default). */
@@ -69,6 +72,7 @@ export function createApp({
   executionLimits = EXECUTION_LIMITS,
   extraRoutes = [],
   allowPrivateWebhookTargets = false,
+  trustedDocuments,
 }: AppOptions) {
   const router = new RestRouter([...routes, ...extraRoutes], logger, executionLimits.timeoutMs);
   const contexts = new WeakMap<Request, RequestContext>();
@@ -127,6 +131,7 @@ export function createApp({
         },
       }),
       // Input that could not be stored is refused before the query cost check coerces the variables.
+      useTrustedDocuments(trustedDocuments),
       useStorableInput(),
       ...graphqlLimitPlugins(executionLimits, costBudget),
       useCompiledQueries(),
@@ -141,9 +146,9 @@ export function createApp({
             if (url.pathname === GRAPHQL_PATH) {
               const throttled = costBudget?.retryAfter(request);
               if (throttled !== undefined)
-                return endResponse(costBudgetSpentResponse(throttled, url.pathname));
+                return endResponse(await asGraphQLRefusal(costBudgetSpentResponse(throttled, url.pathname)));
               const auth = await admit(request, url.pathname, serverContext);
-              if (auth instanceof Response) return endResponse(auth);
+              if (auth instanceof Response) return endResponse(await asGraphQLRefusal(auth));
               contexts.set(request, auth);
               return;
             }

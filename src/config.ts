@@ -102,6 +102,8 @@ const ConfigSchema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** A JSON manifest (hash → document) of the only GraphQL operations /graphql runs; any when unset. */
+  GRAPHQL_TRUSTED_DOCUMENTS: z.string().min(1).optional(),
   /** Comma-separated origins whose browser pages may call the API (CORS); none when unset. */
   CORS_ORIGINS: z
     .string()

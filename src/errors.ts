@@ -2,26 +2,33 @@
 export type FieldPath = (string | number)[];
 export type FieldIssue = { path: FieldPath; message: string };
 
-export type DomainErrorCode =
-  | 'INVALID_INPUT'
-  | 'NOT_FOUND'
-  | 'FORBIDDEN'
-  | 'DUPLICATE'
-  | 'CONFLICT'
-  | 'INVALID_REFERENCE'
-  | 'IDEMPOTENCY_MISMATCH'
-  | 'IDEMPOTENCY_IN_FLIGHT'
-  | 'TIMEOUT'
+/**
+ * Every code a service may refuse with. GraphQL mutations answer them as the `UserErrorCode` enum in
+ * `userErrors`; REST maps each to an HTTP status (http/problem.ts). docs/errors.md describes them all.
+ */
+export const DOMAIN_ERROR_CODES = [
+  'INVALID_INPUT',
+  'NOT_FOUND',
+  'FORBIDDEN',
+  'DUPLICATE',
+  'CONFLICT',
+  'INVALID_REFERENCE',
+  'IDEMPOTENCY_MISMATCH',
+  'IDEMPOTENCY_IN_FLIGHT',
+  'TIMEOUT',
   // Number patterns (invoice numbering series).
-  | 'UNKNOWN_TOKEN'
-  | 'MISSING_SEQUENCE'
-  | 'MISSING_YEAR'
-  | 'PATTERN_TOO_LONG'
+  'UNKNOWN_TOKEN',
+  'MISSING_SEQUENCE',
+  'MISSING_YEAR',
+  'PATTERN_TOO_LONG',
   // Test clocks.
-  | 'TEST_CLOCK_LIVE_ENVIRONMENT'
-  | 'TEST_CLOCK_BACKWARDS'
-  | 'TEST_CLOCK_TOO_FAR'
-  | 'TEST_CLOCK_ADVANCING';
+  'TEST_CLOCK_LIVE_ENVIRONMENT',
+  'TEST_CLOCK_BACKWARDS',
+  'TEST_CLOCK_TOO_FAR',
+  'TEST_CLOCK_ADVANCING',
+] as const;
+
+export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
 
 /**
  * The one error type services throw for anything a caller can cause. REST turns the code into an

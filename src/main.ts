@@ -4,6 +4,7 @@ import { AccessService } from './auth/access.service.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { assertAppRole, migrate, type Orm, openOrm } from './db/orm.ts';
+import { loadTrustedDocuments } from './graphql/trusted-documents.ts';
 import { startWorker } from './jobs/worker.ts';
 import { createLogger } from './logger.ts';
 import { endEventFeeds } from './modules/event/event.feed.ts';
@@ -77,6 +78,9 @@ const server = createServer(
     costBudget,
     metricsToken: config.METRICS_TOKEN,
     corsOrigins: config.CORS_ORIGINS,
+    trustedDocuments: config.GRAPHQL_TRUSTED_DOCUMENTS
+      ? loadTrustedDocuments(config.GRAPHQL_TRUSTED_DOCUMENTS)
+      : undefined,
     authFailureLimit,
     executionLimits: { timeoutMs: config.EXECUTION_TIMEOUT_MS, maxResponseBytes: config.MAX_RESPONSE_BYTES },
     allowPrivateWebhookTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,

@@ -18,6 +18,7 @@ export async function authenticate(orm: MikroORM, request: Request): Promise<Req
     return problemResponse({
       title: 'Invalid environment header',
       status: 400,
+      code: 'INVALID_ENVIRONMENT_HEADER',
       detail: environmentId
         ? 'The x-environment header must be a UUID.'
         : 'The x-environment header is required: it names the environment the request acts on.',
@@ -27,7 +28,7 @@ export async function authenticate(orm: MikroORM, request: Request): Promise<Req
   const secret = BEARER.exec(request.headers.get('authorization') ?? '')?.[1];
   const unauthenticated = (detail: string) =>
     problemResponse(
-      { title: 'Unauthorized', status: 401, detail, instance },
+      { title: 'Unauthorized', status: 401, detail, instance, code: 'UNAUTHENTICATED' },
       { 'www-authenticate': 'Bearer realm="billing"' },
     );
   if (!secret) return unauthenticated('Send an API token as Authorization: Bearer <token>.');
@@ -40,6 +41,7 @@ export async function authenticate(orm: MikroORM, request: Request): Promise<Req
       : problemResponse({
           title: 'Forbidden',
           status: 403,
+          code: 'FORBIDDEN',
           detail: 'The API token is not granted access to this environment.',
           instance,
         });

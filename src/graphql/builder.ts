@@ -3,7 +3,7 @@ import ComplexityPlugin from '@pothos/plugin-complexity';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
-import { GraphQLScalarType } from 'graphql';
+import { GraphQLScalarType, visit } from 'graphql';
 import {
   DateResolver,
   DateTimeResolver,
@@ -64,17 +64,37 @@ export const builder = new SchemaBuilder<BuilderTypes>({
 });
 
 // UUIDs are case-insensitive (RFC 9562); ids are stored, cached and compared in lowercase.
+// parseLiteral takes the literal alone: a UUID literal is a string and holds no variables. graphql-jit
+// calls it without variables, and says so on stderr for any parseLiteral declaring a second parameter.
 builder.addScalarType(
   'UUID',
   new GraphQLScalarType({
     ...UUIDResolver.toConfig(),
     parseValue: (value) => String(UUIDResolver.parseValue(value)).toLowerCase(),
-    parseLiteral: (ast, variables) => String(UUIDResolver.parseLiteral(ast, variables)).toLowerCase(),
+    parseLiteral: (ast) => String(UUIDResolver.parseLiteral(ast, undefined)).toLowerCase(),
   }),
 );
 builder.addScalarType('Date', DateResolver);
 builder.addScalarType('DateTime', DateTimeResolver);
-builder.addScalarType('JSONObject', JSONObjectResolver);
+// A JSONObject literal may not hold variables (`{ a: $x }`): graphql-jit parses literals without the
+// variables, so such a literal would read differently compiled and not. Pass the whole object as one
+// variable instead.
+builder.addScalarType(
+  'JSONObject',
+  new GraphQLScalarType({
+    ...JSONObjectResolver.toConfig(),
+    parseLiteral: (ast) => {
+      visit(ast, {
+        Variable: (node) => {
+          throw new TypeError(
+            `A JSONObject literal cannot hold the variable $${node.name.value}; pass the whole object as a variable.`,
+          );
+        },
+      });
+      return JSONObjectResolver.parseLiteral(ast, undefined);
+    },
+  }),
+);
 builder.addScalarType('SafeInt', SafeIntResolver);
 
 builder.queryType({});

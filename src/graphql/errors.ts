@@ -1,3 +1,4 @@
+import { Response } from '@whatwg-node/fetch';
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, maskError as defaultMaskError } from 'graphql-yoga';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
@@ -34,4 +35,19 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
     });
   }
   return defaultMaskError(error, message, isDev);
+}
+
+/**
+ * A refusal of a GraphQL request before GraphQL sees it (authentication, rate limits, the cost budget
+ * while it refills): the problem+json response keeps its status and headers, and its body also carries
+ * `errors: [{ message, extensions: { code } }]`, so that a GraphQL client reads the code where it reads
+ * every other one.
+ */
+export async function asGraphQLRefusal(response: Response): Promise<Response> {
+  const problem = (await response.json()) as { title?: string; detail?: string; code?: string };
+  const body = {
+    ...problem,
+    errors: [{ message: problem.detail ?? problem.title, extensions: { code: problem.code } }],
+  };
+  return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
 }

@@ -8,6 +8,14 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  */
 export const CLIENT_CLOSED_REQUEST = 499;
 
+/** The code of each refusal of a body, on REST (problem `code`) and GraphQL (`extensions.code`). */
+export const BODY_ERROR_CODES = {
+  400: { code: 'MALFORMED_BODY', title: 'Malformed JSON' },
+  413: { code: 'PAYLOAD_TOO_LARGE', title: 'Payload too large' },
+  415: { code: 'UNSUPPORTED_MEDIA_TYPE', title: 'Unsupported media type' },
+  [CLIENT_CLOSED_REQUEST]: { code: 'CLIENT_CLOSED_REQUEST', title: 'Client closed request' },
+} as const;
+
 export class BodyError extends Error {
   readonly status: 400 | 413 | 415 | typeof CLIENT_CLOSED_REQUEST;
 

@@ -73,6 +73,7 @@ export function errorToProblem(
       problem: {
         title: 'Service unavailable',
         status: 503,
+        code: 'SERVICE_UNAVAILABLE',
         detail: 'The database is unreachable; retry shortly.',
         instance,
       },
@@ -83,6 +84,7 @@ export function errorToProblem(
     problem: {
       title: 'Internal server error',
       status: 500,
+      code: 'INTERNAL_SERVER_ERROR',
       detail: 'An unexpected error occurred.',
       instance,
     },

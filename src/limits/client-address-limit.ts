@@ -38,6 +38,7 @@ export class ClientAddressLimiter {
       {
         title: 'Too many requests',
         status: 429,
+        code: 'TOO_MANY_AUTH_FAILURES',
         detail: `This address sent ${this.options.maxRequests} requests that failed authentication within ${this.options.windowSeconds} s; retry in ${retryAfter} s.`,
         instance,
       },

@@ -105,6 +105,7 @@ export function costBudgetSpentResponse(retryAfterSeconds: number, instance: str
     {
       title: 'Query cost budget spent',
       status: 429,
+      code: 'QUERY_BUDGET_EXCEEDED',
       detail: `This API token has spent its query cost budget; retry in ${retryAfterSeconds} s, or ask for smaller pages or fewer fields.`,
       instance,
     },

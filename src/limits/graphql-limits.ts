@@ -1,10 +1,9 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import type { ExecutionResult } from 'graphql';
+import { type ExecutionResult, GraphQLError } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { EXECUTION_LIMITS, type ExecutionLimits, MAX_QUERY_COST } from '../config.ts';
 import type { RequestContext } from '../context.ts';
-import { assertUtf8, BodyError, readBodyBytes } from '../http/body.ts';
+import { assertUtf8, BODY_ERROR_CODES, BodyError, readBodyBytes } from '../http/body.ts';
 import type { QueryCostBudget } from './cost-budget.ts';
 import { priceQuery } from './query-cost.ts';
 
@@ -36,7 +35,9 @@ function useBodyLimit(): Plugin {
           body = new Uint8Array(assertUtf8(await readBodyBytes(original)));
         } catch (error) {
           if (!(error instanceof BodyError)) throw error;
-          throw createGraphQLError(error.message, { extensions: { http: { status: error.status } } });
+          throw createGraphQLError(error.message, {
+            extensions: { code: BODY_ERROR_CODES[error.status].code, http: { status: error.status } },
+          });
         }
         // Yoga's own Request class: its parser reads that body at once, a global Request's through a stream.
         return requestParser(
@@ -119,6 +120,97 @@ function useResponseSizeLimit(maxBytes: number): Plugin {
 }
 
 /**
+ * graphql-armor's refusals with a code of their own and a 400, instead of a bare "Syntax Error: …"
+ * GraphQLError: the refusal is thrown in place of armor's own error (the token limit throws from the
+ * lexer; the others from their validation rule, which Envelop reports as a validation error).
+ */
+function coded(code: string) {
+  return {
+    propagateOnRejection: true,
+    onReject: [
+      (_context: unknown, error: GraphQLError) => {
+        throw new GraphQLError(error.message.replace(/^Syntax Error: /, ''), {
+          extensions: { code, http: { status: 400 } },
+        });
+      },
+    ],
+  };
+}
+
+/**
+ * Gives every parse and validation error a code: GRAPHQL_PARSE_FAILED for a document that is not
+ * GraphQL, GRAPHQL_VALIDATION_FAILED for one that does not fit the schema, BAD_USER_INPUT for variables that
+ * do not fit their types (a coded refusal, such as a limit's, keeps its own).
+ */
+function useCodedRequestErrors(): Plugin {
+  const withCode = (error: GraphQLError, code: string) =>
+    error.extensions?.code
+      ? error
+      : new GraphQLError(error.message, {
+          nodes: error.nodes,
+          source: error.source,
+          positions: error.positions,
+          path: error.path,
+          originalError: error.originalError,
+          extensions: { ...error.extensions, code },
+        });
+  return {
+    onParse() {
+      return ({ result, replaceParseResult }) => {
+        if (result instanceof GraphQLError) replaceParseResult(withCode(result, 'GRAPHQL_PARSE_FAILED'));
+      };
+    },
+    onValidate() {
+      return ({ result, setResult }) => {
+        if (result.length > 0) setResult(result.map((error) => withCode(error, 'GRAPHQL_VALIDATION_FAILED')));
+      };
+    },
+    // Variables that do not coerce to their declared types are refused by the executor, before any
+    // field runs: such an error has no path.
+    onExecutionResult({ result, setResult }) {
+      if (!result || Symbol.asyncIterator in result || !result.errors) return;
+      if (result.errors.every((error) => error.extensions?.code)) return;
+      setResult({
+        ...result,
+        errors: result.errors.map((error) =>
+          error.path ? withCode(error, 'INTERNAL_SERVER_ERROR') : withCode(error, 'BAD_USER_INPUT'),
+        ),
+      });
+    },
+  };
+}
+
+/** The header a GET or a form/text POST must carry (any value): a browser sends it only after a preflight. */
+export const CSRF_HEADER = 'x-graphql-yoga-csrf';
+
+/** Content types a browser may POST cross-site without a preflight. */
+const NON_PREFLIGHTED_CONTENT_TYPES = [
+  'application/x-www-form-urlencoded',
+  'multipart/form-data',
+  'text/plain',
+];
+
+/**
+ * CSRF prevention (as @graphql-yoga/plugin-csrf-prevention), with a refusal that says what to send:
+ * clients such as urql send queries as GET by default, and a bare 403 left them guessing.
+ */
+function useCsrfPrevention(): Plugin {
+  return {
+    onRequestParse({ request }) {
+      const type = request.headers.get('content-type')?.toLowerCase();
+      if (type && !NON_PREFLIGHTED_CONTENT_TYPES.some((simple) => type.startsWith(simple))) return;
+      if (request.headers.has(CSRF_HEADER)) return;
+      throw createGraphQLError(
+        `A ${request.method} request to /graphql must carry the header ${CSRF_HEADER} (any value, e.g. "1"), ` +
+          'which a browser sends only after a CORS preflight; or send a POST with Content-Type: application/json. ' +
+          'In urql set preferGetMethod: false, or add the header through fetchOptions.',
+        { extensions: { code: 'CSRF_HEADER_REQUIRED', header: CSRF_HEADER, http: { status: 403 } } },
+      );
+    },
+  };
+}
+
+/**
  * Document limits (query cost; graphql-armor, which also hides field suggestions from error messages),
  * the response-size bound and CSRF
  * prevention: a browser may not send a GraphQL request without a preflight, so a GET or a form/text
@@ -129,16 +221,17 @@ export function graphqlLimitPlugins(
   costBudget?: QueryCostBudget,
 ) {
   return [
-    useCSRFPrevention(),
+    useCsrfPrevention(),
     useBodyLimit(),
     useQueryCost(GRAPHQL_LIMITS.maxCost, costBudget),
     useResponseSizeLimit(maxResponseBytes),
     EnvelopArmorPlugin({
-      maxDepth: { n: GRAPHQL_LIMITS.maxDepth },
-      maxAliases: { n: GRAPHQL_LIMITS.maxAliases },
-      maxTokens: { n: GRAPHQL_LIMITS.maxTokens },
+      maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ...coded('QUERY_TOO_DEEP') },
+      maxAliases: { n: GRAPHQL_LIMITS.maxAliases, ...coded('TOO_MANY_ALIASES') },
+      maxTokens: { n: GRAPHQL_LIMITS.maxTokens, ...coded('TOO_MANY_TOKENS') },
       costLimit: { enabled: false },
-      maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives },
+      maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, ...coded('TOO_MANY_DIRECTIVES') },
     }),
+    useCodedRequestErrors(),
   ];
 }

@@ -34,6 +34,7 @@ export class RateLimiter {
       {
         title: 'Too many requests',
         status: 429,
+        code: 'RATE_LIMITED',
         detail: `This API token may send ${maxRequests} requests per ${windowSeconds} s; retry in ${counter.retry_after} s.`,
         instance,
       },

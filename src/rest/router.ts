@@ -8,7 +8,7 @@ import { EXECUTION_LIMITS } from '../config.ts';
 import type { RequestContext } from '../context.ts';
 import { afterWrite, inRequestTransaction } from '../context.ts';
 import { DomainError } from '../errors.ts';
-import { BodyError, CLIENT_CLOSED_REQUEST, readJsonBody } from '../http/body.ts';
+import { BODY_ERROR_CODES, BodyError, readJsonBody } from '../http/body.ts';
 import { errorToProblem, problemResponse } from '../http/problem.ts';
 import {
   IDEMPOTENT_REPLAYED_HEADER,
@@ -206,15 +206,11 @@ export class RestRouter {
       });
     } catch (error) {
       if (error instanceof BodyError) {
-        const titles = {
-          400: 'Malformed JSON',
-          413: 'Payload too large',
-          415: 'Unsupported media type',
-          [CLIENT_CLOSED_REQUEST]: 'Client closed request',
-        };
+        const { title, code } = BODY_ERROR_CODES[error.status];
         return problemResponse({
-          title: titles[error.status],
+          title,
           status: error.status,
+          code,
           detail: error.message,
           instance,
         });
@@ -239,6 +235,7 @@ function notAcceptableResponse(instance: string, available: string[]): Response 
   return problemResponse({
     title: 'Not acceptable',
     status: 406,
+    code: 'NOT_ACCEPTABLE',
     detail: `The Accept header allows none of the media types this operation answers with: ${available.join(', ')}.`,
     instance,
   });
@@ -273,6 +270,7 @@ export function notFoundResponse(request: Request): Response {
   return problemResponse({
     title: 'Not found',
     status: 404,
+    code: 'NOT_FOUND',
     detail: `No resource is served at ${request.method} ${pathname}.`,
     instance: pathname,
   });
@@ -284,6 +282,7 @@ export function methodNotAllowedResponse(request: Request, allow: string[]): Res
     {
       title: 'Method not allowed',
       status: 405,
+      code: 'METHOD_NOT_ALLOWED',
       detail: `${request.method} is not allowed on ${pathname}; allowed: ${allow.join(', ')}.`,
       instance: pathname,
     },

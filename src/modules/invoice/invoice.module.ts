@@ -1,5 +1,6 @@
 import './invoice.graphql.ts';
 import './invoice-booking.graphql.ts';
+import './invoice-money.graphql.ts';
 import './invoice-drafts.graphql.ts';
 import './invoice-numbering.graphql.ts';
 import './invoice-tax.graphql.ts';
