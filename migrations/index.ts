@@ -27,6 +27,7 @@ import { Migration20261125130000Metering } from './Migration20261125130000Meteri
 import { Migration20261125140000ProductMetadata } from './Migration20261125140000ProductMetadata.ts';
 import { Migration20261125150000MeteringThresholds } from './Migration20261125150000MeteringThresholds.ts';
 import { Migration20261125160000NumberingSeries } from './Migration20261125160000NumberingSeries.ts';
+import { Migration20261125170000RequestPath } from './Migration20261125170000RequestPath.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -68,4 +69,5 @@ export const migrations = [
     class: Migration20261125150000MeteringThresholds,
   },
   { name: 'Migration20261125160000NumberingSeries', class: Migration20261125160000NumberingSeries },
+  { name: 'Migration20261125170000RequestPath', class: Migration20261125170000RequestPath },
 ];
