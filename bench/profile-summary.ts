@@ -1,7 +1,8 @@
 /**
  * Summarises a V8 CPU profile (`node --cpu-prof`, e.g. from `BENCH_PROFILE=1 BENCH_ONLY=… npm run bench`):
  * the top functions by self time, and self time by package (a node_modules package, the service's own
- * source, Node's internals, or V8's idle/GC/program buckets).
+ * source, Node's internals, or V8's idle/GC/program buckets), from the first sample inside request handling
+ * on (start-up and module loading left out).
  *
  *   node bench/profile-summary.ts bench/profiles/<file>.cpuprofile [top=25]
  */
@@ -20,8 +21,19 @@ const top = Number(topArgument ?? 25);
 const profile = JSON.parse(await readFile(file, 'utf8')) as Profile;
 
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const parent = new Map<number, number>();
+for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+/** Whether a sample's stack is inside request handling (src/app.ts), to skip the start-up before it. */
+const inRequest = (id: number): boolean => {
+  for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+    if (byId.get(at)?.callFrame.url.endsWith('/src/app.ts')) return true;
+  }
+  return false;
+};
+const firstRequest = profile.samples.findIndex(inRequest);
 const selfMicros = new Map<number, number>();
 profile.samples.forEach((id, index) => {
+  if (index < firstRequest) return;
   selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
 });
 
@@ -69,7 +81,7 @@ const rows = (map: Map<string, number>, count: number) =>
 
 process.stdout.write(
   [
-    `${file}: ${(total / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s not idle (percentages of that)`,
+    `${file}: ${(total / 1e6).toFixed(1)} s sampled from the first request on, ${(busy / 1e6).toFixed(1)} s not idle (percentages of that)`,
     '',
     'self time by owner:',
     ...rows(owners, 20),

@@ -24,8 +24,10 @@ export class Migration20261125170000RequestPath extends Migration {
       create trigger api_token_deleted after delete on api_token for each row execute function api_token_changed();
 
       -- Takes up to p_want requests of the token's window (opening a new window when the last one has
-      -- passed); a refused request (nothing granted) still counts one, as a single request always did.
-      create function rate_limit_reserve(p_token uuid, p_want integer, p_max integer, p_window_seconds integer)
+      -- passed), after giving back p_unused of the caller's previous block; a refused request (nothing
+      -- granted) still counts one, as a single request always did.
+      create function rate_limit_reserve(p_token uuid, p_want integer, p_max integer, p_window_seconds integer,
+        p_unused integer, p_unused_window_start text)
       returns table (granted integer, window_start text, ms_left double precision) language plpgsql as $$
       declare
         counter rate_limit_counter%rowtype;
@@ -34,6 +36,10 @@ export class Migration20261125170000RequestPath extends Migration {
         insert into rate_limit_counter (token_id, window_start, request_count) values (p_token, now(), 0)
           on conflict (token_id) do nothing;
         select * into counter from rate_limit_counter where token_id = p_token for update;
+        -- What the caller's previous block of this window left unused goes back first.
+        if p_unused > 0 and counter.window_start = p_unused_window_start::timestamptz then
+          counter.request_count := greatest(0, counter.request_count - p_unused);
+        end if;
         if counter.window_start <= now() - make_interval(secs => p_window_seconds) then
           counter.window_start := now();
           counter.request_count := 0;
@@ -58,7 +64,7 @@ export class Migration20261125170000RequestPath extends Migration {
   override down(): void {
     this.addSql(`
       drop function rate_limit_release(uuid, integer, text);
-      drop function rate_limit_reserve(uuid, integer, integer, integer);
+      drop function rate_limit_reserve(uuid, integer, integer, integer, integer, text);
       drop trigger api_token_deleted on api_token;
       drop trigger api_token_changed on api_token;
       drop function api_token_changed();

@@ -79,7 +79,7 @@ export function createApp({
 }: AppOptions) {
   const router = new RestRouter([...routes, ...extraRoutes], logger, executionLimits.timeoutMs);
   const contexts = new WeakMap<Request, RequestContext>();
-  const rateLimiter = rateLimit && new RateLimiter(rateLimit);
+  const rateLimiter = rateLimit && new RateLimiter(rateLimit, orm);
   const costBudget = costBudgetOptions && new QueryCostBudget(costBudgetOptions);
   const addressLimiter = authFailureLimit && new ClientAddressLimiter(authFailureLimit);
   observeDatabasePool(() => orm.em.getConnection().getNativeClient());
