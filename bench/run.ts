@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { pino } from 'pino';
 import { createApp } from '../src/app.ts';
+import { TokenCache } from '../src/auth/token-cache.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, type Orm, openOrm } from '../src/db/orm.ts';
 import { entities } from '../src/modules/registry.ts';
@@ -72,7 +73,10 @@ function comparable(scenario: Scenario, body: any): unknown {
  */
 async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[]) {
   const recorder = new StatementRecorder();
-  const app = createApp({ orm, logger: pino({ level: 'silent' }) });
+  // As the server runs it (TOKEN_CACHE_SECONDS): the second request of each scenario finds its token cached.
+  const tokenCache = new TokenCache(databaseUrl, 60_000);
+  await tokenCache.start();
+  const app = createApp({ orm, logger: pino({ level: 'silent' }), tokenCache });
   const baseline = new Baseline(databaseUrl, 2);
   const server = createBaselineServer(baseline).listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -117,6 +121,7 @@ async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[]) 
     return { statements, pageStatements };
   } finally {
     recorder.restore();
+    await tokenCache.close();
     server.close();
     await baseline.close();
   }
