@@ -99,7 +99,7 @@ export function targets(report: BenchReport): Target[] {
     result.push({
       name: 'GraphQL page of 50 invoices with customer, items, settlements: at most 5 SQL queries, fixed',
       measured:
-        `${fifty} queries for 50 invoices, ${one} for 1 (with the token check and the transaction: ` +
+        `${fifty} queries for 50 invoices, ${one} for 1 (with the transaction, and the token check where the token is not cached: ` +
         `${report.pageStatements.fifty.length} and ${report.pageStatements.one.length} statements)`,
       met: fifty <= 5 && one === fifty,
     });
@@ -200,7 +200,9 @@ export function renderReport(report: BenchReport): string {
     '',
     'Every statement a request sends through `pg`, counted in-process on the same code. *Queries* are ' +
       'the request’s own reads and writes; *all* adds the token check and the transaction around the work ' +
-      '(`begin`, the `set_config` of the environment that row-level security reads, savepoints, `commit`).',
+      '(`begin`, the `set_config` of the environment that row-level security reads, savepoints, `commit`). ' +
+      'The service runs with its token cache as the server does (`TOKEN_CACHE_SECONDS`): the counted request ' +
+      'finds its token cached and sends no token check; the baseline reads its token every time.',
     '',
     table(
       ['endpoint', 'service queries', 'service all', 'baseline queries', 'baseline all'],

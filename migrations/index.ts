@@ -28,6 +28,7 @@ import { Migration20261125140000ProductMetadata } from './Migration2026112514000
 import { Migration20261125150000MeteringThresholds } from './Migration20261125150000MeteringThresholds.ts';
 import { Migration20261125160000NumberingSeries } from './Migration20261125160000NumberingSeries.ts';
 import { Migration20261125170000ReplicaReadFence } from './Migration20261125170000ReplicaReadFence.ts';
+import { Migration20261125170000RequestPath } from './Migration20261125170000RequestPath.ts';
 import { Migration20261125170000SubscriptionTrials } from './Migration20261125170000SubscriptionTrials.ts';
 import { Migration20261125170000TestClocks } from './Migration20261125170000TestClocks.ts';
 import { Migration20261125170100InvoiceItemBilledPeriod } from './Migration20261125170100InvoiceItemBilledPeriod.ts';
@@ -79,4 +80,5 @@ export const migrations = [
     name: 'Migration20261125170100InvoiceItemBilledPeriod',
     class: Migration20261125170100InvoiceItemBilledPeriod,
   },
+  { name: 'Migration20261125170000RequestPath', class: Migration20261125170000RequestPath },
 ];

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { Response } from '@whatwg-node/fetch';
 import { createYoga, useReadinessCheck } from 'graphql-yoga';
 import { authenticate } from './auth/authenticate.ts';
+import type { TokenCache } from './auth/token-cache.ts';
 import { EXECUTION_LIMITS, type ExecutionLimits } from './config.ts';
 import type { RequestContext } from './context.ts';
 import { asGraphQLRefusal, maskError } from './graphql/errors.ts';
@@ -39,6 +40,11 @@ export type AppOptions = {
   graphiqlHeaders?: Record<string, string>;
   /** /metrics is served only when set, and requires `Authorization: Bearer <metricsToken>`. */
   metricsToken?: string;
+  /**
+   * Keeps authenticated tokens in memory, revoked across processes by notification (TOKEN_CACHE_SECONDS);
+   * every request reads its token from the database when absent. The caller starts and closes it.
+   */
+  tokenCache?: TokenCache;
   /** Requests each API token may send per window; unlimited when absent. */
   rateLimit?: RateLimitOptions;
   /** Query cost each API token earns per second and may save up; no budget when absent. */
@@ -66,6 +72,7 @@ export function createApp({
   graphiqlHeaders = {},
   metricsToken,
   rateLimit,
+  tokenCache,
   costBudget: costBudgetOptions,
   corsOrigins = [],
   authFailureLimit,
@@ -76,7 +83,7 @@ export function createApp({
 }: AppOptions) {
   const router = new RestRouter([...routes, ...extraRoutes], logger, executionLimits.timeoutMs);
   const contexts = new WeakMap<Request, RequestContext>();
-  const rateLimiter = rateLimit && new RateLimiter(rateLimit);
+  const rateLimiter = rateLimit && new RateLimiter(rateLimit, orm);
   const costBudget = costBudgetOptions && new QueryCostBudget(costBudgetOptions);
   const addressLimiter = authFailureLimit && new ClientAddressLimiter(authFailureLimit);
   observeDatabasePool(() => orm.em.getConnection().getNativeClient());
@@ -89,7 +96,7 @@ export function createApp({
     const address = clientAddress(serverContext);
     const refusal = addressLimiter?.refusal(address, pathname);
     if (refusal) return refusal;
-    const auth = await authenticate(orm, request);
+    const auth = await authenticate(orm, request, tokenCache);
     if (auth instanceof Response) addressLimiter?.recordFailure(address);
     if (auth instanceof Response || !rateLimiter) return auth;
     return (await rateLimiter.admit(auth.em, auth.token.id, pathname)) ?? auth;

@@ -100,6 +100,11 @@ const ConfigSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   /** Unset: /metrics is not served. Set: it is, to this bearer token only. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /**
+   * Seconds an authenticated API token is kept in memory (0: read per request). Revocation reaches every
+   * process at once by notification on a dedicated listening connection; see docs/performance.md.
+   */
+  TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(10),
   RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /** A JSON manifest (hash → document) of the only GraphQL operations /graphql runs; any when unset. */

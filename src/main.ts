@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import { createApp, GRAPHQL_PATH } from './app.ts';
 import { AccessService } from './auth/access.service.ts';
+import { TokenCache } from './auth/token-cache.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { assertAppRole, migrate, type Orm, openOrm } from './db/orm.ts';
@@ -52,6 +53,16 @@ try {
 } catch (error) {
   await abortStart((error as Error).message, owner, orm);
 }
+// A dedicated listening session, not one of the pool's: see TokenCache.
+const tokenCache =
+  config.TOKEN_CACHE_SECONDS > 0
+    ? new TokenCache(orm.config.get('clientUrl') as string, config.TOKEN_CACHE_SECONDS * 1000, logger)
+    : undefined;
+try {
+  await tokenCache?.start();
+} catch (error) {
+  await abortStart(`Cannot listen for token revocations: ${(error as Error).message}`, owner, orm);
+}
 const rateLimit =
   config.RATE_LIMIT_REQUESTS > 0
     ? { maxRequests: config.RATE_LIMIT_REQUESTS, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS }
@@ -75,6 +86,7 @@ const server = createServer(
     logger,
     graphiqlHeaders,
     rateLimit,
+    tokenCache,
     costBudget,
     metricsToken: config.METRICS_TOKEN,
     corsOrigins: config.CORS_ORIGINS,
@@ -183,6 +195,7 @@ async function shutdown(signal: string): Promise<void> {
   });
   clearTimeout(force);
   await worker?.stop().catch((error) => logger.warn({ err: error }, 'the job worker stopped with an error'));
+  await tokenCache?.close();
   await orm.close();
   await database.stop();
   logger.info('stopped');

@@ -8,6 +8,7 @@ import {
   EnvironmentSchema,
   type TaxRounding,
 } from './environment.entity.ts';
+import type { TokenCache } from './token-cache.ts';
 
 const TOKEN_PREFIX = 'bg_';
 
@@ -80,21 +81,28 @@ export class AccessService {
     return true;
   }
 
-  /** Checks a presented secret against the environment it asks for (every request: a lean read). */
-  async authorize(secret: string, environmentId: string): Promise<AccessDecision> {
-    const [token] = await leanFind(
-      this.em,
-      ApiTokenSchema,
-      { secretHash: hashSecret(secret), revokedAt: null },
-      { limit: 1 },
-    );
+  /**
+   * Checks a presented secret against the environment it asks for (every request: a lean read, or the
+   * token cache when one is given).
+   */
+  async authorize(secret: string, environmentId: string, cache?: TokenCache): Promise<AccessDecision> {
+    const secretHash = hashSecret(secret);
+    let token = cache?.get(secretHash);
+    if (!token) {
+      const generation = cache?.generation() ?? 0;
+      [token] = await leanFind(this.em, ApiTokenSchema, { secretHash, revokedAt: null }, { limit: 1 });
+      if (token) cache?.set(secretHash, token, generation);
+    }
     if (!token) return { ok: false, reason: 'unauthenticated' };
     if (!token.environmentIds.includes(environmentId)) return { ok: false, reason: 'forbidden' };
     // One write per request would serialise on the token row; a minute of precision is plenty.
-    if (!token.lastUsedAt || Date.now() - token.lastUsedAt.getTime() > 60_000) {
+    const now = Date.now();
+    const lastUsedAt = cache?.lastUsedAt(secretHash) ?? token.lastUsedAt?.getTime();
+    if (!lastUsedAt || now - lastUsedAt > 60_000) {
+      cache?.touched(secretHash, now);
       await this.em
         .createQueryBuilder(ApiTokenSchema)
-        .update({ lastUsedAt: new Date() })
+        .update({ lastUsedAt: new Date(now) })
         .where({ id: token.id })
         .execute();
     }

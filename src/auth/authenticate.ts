@@ -3,6 +3,7 @@ import { validate as isUuid } from 'uuid';
 import { createRequestContext, type RequestContext } from '../context.ts';
 import { problemResponse } from '../http/problem.ts';
 import { AccessService } from './access.service.ts';
+import type { TokenCache } from './token-cache.ts';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -11,7 +12,11 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  * fork), or the problem response that refuses it: 400 for a bad `x-environment`, 401 for a missing,
  * unknown or revoked token, 403 for a token not granted that environment.
  */
-export async function authenticate(orm: MikroORM, request: Request): Promise<RequestContext | Response> {
+export async function authenticate(
+  orm: MikroORM,
+  request: Request,
+  tokenCache?: TokenCache,
+): Promise<RequestContext | Response> {
   const instance = new URL(request.url).pathname;
   const environmentId = request.headers.get('x-environment')?.trim();
   if (!environmentId || !isUuid(environmentId)) {
@@ -34,7 +39,7 @@ export async function authenticate(orm: MikroORM, request: Request): Promise<Req
   if (!secret) return unauthenticated('Send an API token as Authorization: Bearer <token>.');
 
   const em = orm.em.fork();
-  const decision = await new AccessService(em).authorize(secret, environmentId.toLowerCase());
+  const decision = await new AccessService(em).authorize(secret, environmentId.toLowerCase(), tokenCache);
   if (!decision.ok) {
     return decision.reason === 'unauthenticated'
       ? unauthenticated('The API token is unknown or has been revoked.')

@@ -22,7 +22,8 @@ export const USER_ERROR_CODE_DESCRIPTIONS: Record<DomainErrorCode, string> = {
   PATTERN_TOO_LONG: 'An invoice number pattern is longer, or renders numbers longer, than allowed.',
   TEST_CLOCK_LIVE_ENVIRONMENT: 'Test clocks, and customers on them, exist only in test environments.',
   TEST_CLOCK_BACKWARDS: 'A test clock only moves forward: the time asked for is before its frozen time.',
-  TEST_CLOCK_TOO_FAR: 'One advance may move a test clock at most two billing periods (two years without any).',
+  TEST_CLOCK_TOO_FAR:
+    'One advance may move a test clock at most two billing periods (two years without any).',
   TEST_CLOCK_ADVANCING: 'The test clock is still advancing; wait for it to be ready.',
 };
 
