@@ -110,7 +110,8 @@ export type BillingRunStatus =
 
 export type BillingRunTrigger =
   | 'api'
-  | 'schedule';
+  | 'schedule'
+  | 'test_clock';
 
 export type CollectionMode =
   | 'automatic'
@@ -179,6 +180,8 @@ export type CustomerCreateInput = {
   /** Defaults to none. */
   taxExempt?: InputMaybe<TaxExempt>;
   taxIds?: InputMaybe<Array<TaxIdInput>>;
+  /** Test environments only: the test clock the customer lives on, for good (it cannot change later). Its subscriptions, previews, invoices and overdue checks use the clock’s time, and only the clock’s advances bill it. TEST_CLOCK_LIVE_ENVIRONMENT in a live environment. */
+  testClockId?: InputMaybe<Scalars['UUID']['input']>;
   /** IANA time zone; defaults to the environment's. */
   timezone?: InputMaybe<Scalars['String']['input']>;
 };
@@ -259,6 +262,8 @@ export type EnvironmentUpdateInput = {
 export type EventType =
   /** billing_run.finished */
   | 'BILLING_RUN_FINISHED'
+  /** billing_run.skipped */
+  | 'BILLING_RUN_SKIPPED'
   /** credit_note.booked */
   | 'CREDIT_NOTE_BOOKED'
   /** customer.created */
@@ -283,6 +288,12 @@ export type EventType =
   | 'SUBSCRIPTION_CREATED'
   /** subscription.updated */
   | 'SUBSCRIPTION_UPDATED'
+  /** test_clock.advancing */
+  | 'TEST_CLOCK_ADVANCING'
+  /** test_clock.created */
+  | 'TEST_CLOCK_CREATED'
+  /** test_clock.ready */
+  | 'TEST_CLOCK_READY'
   /** usage_threshold.crossed */
   | 'USAGE_THRESHOLD_CROSSED'
   /** webhook_endpoint.disabled */
@@ -645,7 +656,7 @@ export type SettlementStatus =
 export type SubscriptionCreateInput = {
   /** Defaults to false; needs a term end. */
   autoRenewal?: InputMaybe<Scalars['Boolean']['input']>;
-  /** Open-ended subscriptions only: periods run from this day (within the first period of every item); the days from the start to it are billed as a prorated first period. Defaults to the start. */
+  /** Periods run from this day (within the first period of every item, before any term end); the days from the start to it are billed as a prorated first period. Renewals still count terms from the start. Defaults to the start. */
   billingAnchor?: InputMaybe<Scalars['Date']['input']>;
   /** Defaults to the customer's currency. */
   currency?: InputMaybe<Scalars['String']['input']>;
@@ -653,6 +664,8 @@ export type SubscriptionCreateInput = {
   handle?: InputMaybe<Scalars['String']['input']>;
   items: Array<SubscriptionItemInput>;
   term: SubscriptionTermInput;
+  /** A trial up to this day (after the start, before any term end): nothing is charged before it, periods are anchored at it, and the first invoice names the trial in a zero line. */
+  trialEnd?: InputMaybe<Scalars['Date']['input']>;
 };
 
 export type SubscriptionFilter = {
@@ -781,6 +794,17 @@ export type TermUnit =
   | 'week'
   | 'year';
 
+export type TestClockCreateInput = {
+  /** Where the clock starts. */
+  frozenTime: Scalars['DateTime']['input'];
+  name: Scalars['String']['input'];
+};
+
+/** ready: at its frozen time; advancing: a job is billing its customers up to `advancingTo` (events test_clock.advancing, then test_clock.ready). */
+export type TestClockStatus =
+  | 'advancing'
+  | 'ready';
+
 export type UsageEventInput = {
   /** The customer’s id or handle. */
   customer: Scalars['String']['input'];
@@ -821,6 +845,43 @@ export type UsageThresholdKind =
   | 'amount'
   | 'usage';
 
+/** Why a mutation refused its input: the business outcomes a client can act on. */
+export type UserErrorCode =
+  /** The objects are not in a state that allows the change (e.g. editing a booked invoice). */
+  | 'CONFLICT'
+  /** An object with the same unique value (a handle, a name) exists already. */
+  | 'DUPLICATE'
+  /** The API token lacks the scope the mutation needs (the write scope). */
+  | 'FORBIDDEN'
+  /** A request with the same Idempotency-Key is still running; retry shortly. */
+  | 'IDEMPOTENCY_IN_FLIGHT'
+  /** The Idempotency-Key was used before with a different request. */
+  | 'IDEMPOTENCY_MISMATCH'
+  /** An input field breaks a rule; `field` names it. Correct the input and send again. */
+  | 'INVALID_INPUT'
+  /** An id in the input names an object that cannot be used here (e.g. another currency). */
+  | 'INVALID_REFERENCE'
+  /** An invoice number pattern has no sequence token ({SEQ:n}). */
+  | 'MISSING_SEQUENCE'
+  /** An invoice number pattern resets yearly but has no year token. */
+  | 'MISSING_YEAR'
+  /** An object the mutation names does not exist in this environment. */
+  | 'NOT_FOUND'
+  /** An invoice number pattern is longer, or renders numbers longer, than allowed. */
+  | 'PATTERN_TOO_LONG'
+  /** The test clock is still advancing; wait for it to be ready. */
+  | 'TEST_CLOCK_ADVANCING'
+  /** A test clock only moves forward: the time asked for is before its frozen time. */
+  | 'TEST_CLOCK_BACKWARDS'
+  /** Test clocks, and customers on them, exist only in test environments. */
+  | 'TEST_CLOCK_LIVE_ENVIRONMENT'
+  /** One advance may move a test clock at most two billing periods (two years without any). */
+  | 'TEST_CLOCK_TOO_FAR'
+  /** The mutation ran past the execution deadline and was rolled back; retry. */
+  | 'TIMEOUT'
+  /** An invoice number pattern names a token that does not exist. */
+  | 'UNKNOWN_TOKEN';
+
 /** pending: not answered 2xx yet, retried; succeeded: answered 2xx; failed: retried for WEBHOOK_RETRY_HOURS in vain, or its endpoint was disabled. */
 export type WebhookDeliveryStatus =
   | 'failed'
@@ -852,13 +913,50 @@ export type WebhookEndpointUpdateInput = {
   url?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** Why a mutation refused its input: the business outcomes a client can act on. */
+export type UserErrorCode =
+  /** The objects are not in a state that allows the change (e.g. editing a booked invoice). */
+  | 'CONFLICT'
+  /** An object with the same unique value (a handle, a name) exists already. */
+  | 'DUPLICATE'
+  /** The API token lacks the scope the mutation needs (the write scope). */
+  | 'FORBIDDEN'
+  /** A request with the same Idempotency-Key is still running; retry shortly. */
+  | 'IDEMPOTENCY_IN_FLIGHT'
+  /** The Idempotency-Key was used before with a different request. */
+  | 'IDEMPOTENCY_MISMATCH'
+  /** An input field breaks a rule; `field` names it. Correct the input and send again. */
+  | 'INVALID_INPUT'
+  /** An id in the input names an object that cannot be used here (e.g. another currency). */
+  | 'INVALID_REFERENCE'
+  /** An invoice number pattern has no sequence token ({SEQ:n}). */
+  | 'MISSING_SEQUENCE'
+  /** An invoice number pattern resets yearly but has no year token. */
+  | 'MISSING_YEAR'
+  /** An object the mutation names does not exist in this environment. */
+  | 'NOT_FOUND'
+  /** An invoice number pattern is longer, or renders numbers longer, than allowed. */
+  | 'PATTERN_TOO_LONG'
+  /** The test clock is still advancing; wait for it to be ready. */
+  | 'TEST_CLOCK_ADVANCING'
+  /** A test clock only moves forward: the time asked for is before its frozen time. */
+  | 'TEST_CLOCK_BACKWARDS'
+  /** Test clocks, and customers on them, exist only in test environments. */
+  | 'TEST_CLOCK_LIVE_ENVIRONMENT'
+  /** One advance may move a test clock at most two billing periods (two years without any). */
+  | 'TEST_CLOCK_TOO_FAR'
+  /** The mutation ran past the execution deadline and was rolled back; retry. */
+  | 'TIMEOUT'
+  /** An invoice number pattern names a token that does not exist. */
+  | 'UNKNOWN_TOKEN';
+
 export type RenameCustomerMutationVariables = Exact<{
   id: string;
   name: string;
 }>;
 
 
-export type RenameCustomerMutation = { customerUpdate: { customer: { id: string, name: string, handle: string | null } | null, userErrors: Array<{ field: Array<string> | null, message: string, code: string }> } | null };
+export type RenameCustomerMutation = { customerUpdate: { customer: { id: string, name: string, handle: string | null } | null, userErrors: Array<{ field: Array<string> | null, message: string, code: UserErrorCode }> } | null };
 
 export type CustomersByNameQueryVariables = Exact<{
   first?: number | null | undefined;
