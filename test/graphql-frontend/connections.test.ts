@@ -26,6 +26,7 @@ const REACH: Record<string, Reach> = {
   'Query.products': { field: 'products' },
   'Query.subscriptions': { field: 'subscriptions' },
   'Query.taxCodes': { field: 'taxCodes' },
+  'Query.testClocks': { field: 'testClocks' },
   'Query.webhookEndpoints': { field: 'webhookEndpoints' },
   'Customer.balanceTransactions': {
     field: 'balanceTransactions',

@@ -57,11 +57,15 @@ builder.queryFields((t) => ({
     args: { id: t.arg({ type: 'UUID', required: true }) },
     resolve: (_root, { id }, ctx) => new TestClockService(ctx).find(id),
   }),
-  testClocks: t.connection({
-    type: TestClockRef,
-    description: 'Test clocks of this environment, oldest first (a live environment has none).',
-    resolve: (_root, page, ctx) => new TestClockService(ctx).list(page),
-  }),
+  testClocks: t.connection(
+    {
+      type: TestClockRef,
+      description: 'Test clocks of this environment, oldest first (a live environment has none).',
+      resolve: (_root, page, ctx) => new TestClockService(ctx).list(page),
+    },
+    { name: 'TestClockConnection' },
+    { name: 'TestClockEdge' },
+  ),
 }));
 
 builder.mutationFields((t) => ({

@@ -1,4 +1,5 @@
 import './price.graphql.ts';
+import './price-pricing.graphql.ts';
 import type { BillingModule } from '../module.ts';
 import { PriceSchema } from './price.entity.ts';
 import { priceRoutes } from './price.rest.ts';

@@ -519,4 +519,33 @@ describe('GraphQL prices', () => {
     });
     expect(update.priceUpdate).toMatchObject({ price: null, userErrors: [{ code: 'NOT_FOUND' }] });
   });
+
+  it('reads pricing as typed entries for every model, the same amounts as the JSON', async () => {
+    const ENTRIES_READ = `query ($id: UUID!) { price(id: $id) { pricingEntries {
+      currency amount packageSize tiers { upTo unitAmount flatAmount } } } }`;
+    const read = async (priceModel: keyof typeof ENTRIES, pricing: Record<string, unknown>) => {
+      const created = await createPrice(validPrice({ priceModel, pricing }));
+      return (await gql(t, env, ENTRIES_READ, { id: created.id })).price.pricingEntries;
+    };
+    expect(await read('fee', { usd: { amount: 0.25 }, eur: { amount: 1999 } })).toEqual([
+      { currency: 'eur', amount: 1999, packageSize: null, tiers: null },
+      { currency: 'usd', amount: 0.25, packageSize: null, tiers: null },
+    ]);
+    expect(await read('package', { eur: ENTRIES.package })).toEqual([
+      { currency: 'eur', amount: 1000, packageSize: 100, tiers: null },
+    ]);
+    expect(await read('graduated', { eur: ENTRIES.graduated })).toEqual([
+      {
+        currency: 'eur',
+        amount: null,
+        packageSize: null,
+        tiers: [
+          { upTo: 10, unitAmount: 500, flatAmount: 1000 },
+          { upTo: 100, unitAmount: 400, flatAmount: null },
+          { upTo: null, unitAmount: 0.25, flatAmount: null },
+        ],
+      },
+    ]);
+    expect(await read('volume', {})).toEqual([]);
+  });
 });
