@@ -122,7 +122,7 @@ export function tenantFixtures(t: TestApp) {
       currency: 'EUR',
       paymentTerm: 'net14',
       // A country, so that the booked invoices of the matrix are e-invoices too (EN 16931 BT-55).
-      billingAddress: { city: `City ${env.marker}`, country: 'DE' },
+      billingAddress: { city: `City ${env.marker}`, postalCode: '10115', country: 'DE' },
     };
     const customer = await mutate(
       env,
@@ -412,10 +412,13 @@ export function tenantFixtures(t: TestApp) {
         input: {
           legalName: `Seller ${env.marker}`,
           logo: PNG_1X1,
-          // What an EN 16931 e-invoice needs of the seller, so the matrix can fetch its UBL and CII.
-          address: { city: `City ${env.marker}`, country: 'DE' },
+          // What an EN 16931 e-invoice (and an XRechnung) needs of the seller, so the matrix can fetch
+          // its UBL, CII, XRechnung and Factur-X.
+          address: { city: `City ${env.marker}`, postalCode: '20457', country: 'DE' },
           vatId: 'DE123456789',
           email: `seller-${env.marker.toLowerCase()}@example.com`,
+          phone: '+49 40 1234567',
+          iban: 'DE89370400440532013000',
         },
       },
     );

@@ -332,7 +332,8 @@ async function verify(tx: EntityManager, model: ModelItem[], horizon: string): P
 describe('billed periods are never lost and never doubled', () => {
   it('random histories of changes, cancellations, runs, deleted drafts and removed lines charge every day of service once', async () => {
     await fc.assert(fc.asyncProperty(history, check), RUN);
-    // One rolled-back transaction a history, services called directly (no HTTP); 100 histories took 60 s
-    // with the load average at 18 on 2 cores.
-  }, 180_000);
+    // One rolled-back transaction a history, services called directly (no HTTP): 500 histories take
+    // about 70 s beside the rest of the suite, over 180 s on a machine at load 10; the bound only stops
+    // a hang, it measures nothing.
+  }, 600_000);
 });

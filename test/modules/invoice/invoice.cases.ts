@@ -52,6 +52,12 @@ export const cases: ModuleCases = {
       'GET /invoices/{invoiceId}/cii.xml': [
         { target: 'bookedInvoice', request: (id) => ({ path: `/invoices/${id}/cii.xml` }) },
       ],
+      'GET /invoices/{invoiceId}/xrechnung.xml': [
+        { target: 'bookedInvoice', request: (id) => ({ path: `/invoices/${id}/xrechnung.xml` }) },
+      ],
+      'GET /invoices/{invoiceId}/facturx.pdf': [
+        { target: 'bookedInvoice', request: (id) => ({ path: `/invoices/${id}/facturx.pdf` }) },
+      ],
     },
     graphql: {
       'Query.invoice': [byId('draftInvoice'), byId('bookedInvoice')],
