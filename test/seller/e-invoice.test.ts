@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { invoiceFixtures } from '../invoice/fixtures.ts';
 import { canValidate, fatal, validateEn16931 } from '../support/en16931.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
+import { validateFacturXSchema } from '../support/xsd.ts';
 
 // The first e-invoice of a fresh render worker loads pdfmake and @e-invoice-eu/core (about a second
 // on a quiet machine, past the 10 s request limit on a loaded one), and a worker idle for a minute
@@ -19,11 +20,38 @@ const CREDIT = `mutation ($invoiceId: UUID!) {
 const CUSTOMER = `mutation ($input: CustomerCreateInput!) {
   customerCreate(input: $input) { customer { id } userErrors { message } } }`;
 
+/** `20260401` (CII's format 102) as `2026-04-01`. */
+const dashed = (date: string): string => date.replace(/^(\d{4})(\d{2})(\d{2})$/, '$1-$2-$3');
+
 /** The text of every element named `name` (any namespace prefix), in document order. */
 function texts(xml: string, name: string): string[] {
   return [
     ...xml.matchAll(new RegExp(`<(?:\\w+:)?${name}(?:\\s[^>]*)?>([^<]*)</(?:\\w+:)?${name}>`, 'g')),
   ].map((match) => match[1] as string);
+}
+
+/**
+ * The contents of every element named `name` (any namespace prefix), in document order; for elements
+ * that do not nest in themselves, as every block looked into here.
+ */
+function blocks(xml: string, name: string): string[] {
+  return [
+    ...xml.matchAll(new RegExp(`<(?:\\w+:)?${name}(?:\\s[^>]*)?>([\\s\\S]*?)</(?:\\w+:)?${name}>`, 'g')),
+  ].map((match) => match[1] as string);
+}
+
+/** The texts at a path of element names: each step looks into the first block of that name, the last names the texts. */
+function at(xml: string, ...path: string[]): string[] {
+  const last = path.at(-1) as string;
+  const scope = path.slice(0, -1).reduce((inner, name) => blocks(inner, name)[0] ?? '', xml);
+  return texts(scope, last);
+}
+
+/** The attribute `attribute` of the elements named `name`. */
+function attributes(xml: string, name: string, attribute: string): string[] {
+  return [...xml.matchAll(new RegExp(`<(?:\\w+:)?${name}\\s[^>]*\\b${attribute}="([^"]*)"`, 'g'))].map(
+    (match) => match[1] as string,
+  );
 }
 
 describe('EN 16931 e-invoices of a booked invoice', () => {
@@ -147,6 +175,131 @@ describe('EN 16931 e-invoices of a booked invoice', () => {
     }
   });
 
+  it('puts every mandatory business term where each syntax places it, with the booked value', async () => {
+    // given the booked invoice in both syntaxes (the Factur-X PDF embeds the same CII: factur-x.test.ts)
+    const ubl = (await xml(invoiceId, 'application/xml')).text;
+    const cii = (await xml(invoiceId, 'application/cii+xml')).text;
+    const ciiSettlement = blocks(cii, 'ApplicableHeaderTradeSettlement')[0] ?? '';
+
+    // then each term is at its place in UBL and in CII
+    const terms: [string, string[], string[], string[]][] = [
+      // [term, UBL, CII, expected]
+      ['BT-1 invoice number', texts(ubl, 'ID').slice(0, 1), at(cii, 'ExchangedDocument', 'ID'), [handle]],
+      [
+        'BT-2 issue date',
+        texts(ubl, 'IssueDate'),
+        at(cii, 'ExchangedDocument', 'IssueDateTime', 'DateTimeString').map(dashed),
+        ['2026-04-01'],
+      ],
+      ['BT-3 type code', texts(ubl, 'InvoiceTypeCode'), at(cii, 'ExchangedDocument', 'TypeCode'), ['380']],
+      ['BT-5 currency', texts(ubl, 'DocumentCurrencyCode'), texts(cii, 'InvoiceCurrencyCode'), ['EUR']],
+      [
+        'BT-9 due date',
+        texts(ubl, 'DueDate'),
+        at(ciiSettlement, 'SpecifiedTradePaymentTerms', 'DueDateDateTime', 'DateTimeString').map(dashed),
+        ['2026-05-01'],
+      ],
+      [
+        'BT-27 seller name',
+        at(ubl, 'AccountingSupplierParty', 'PartyLegalEntity', 'RegistrationName'),
+        at(cii, 'SellerTradeParty', 'Name').slice(0, 1),
+        [EXPECTED.seller],
+      ],
+      [
+        'BT-31 seller VAT id',
+        at(ubl, 'AccountingSupplierParty', 'PartyTaxScheme', 'CompanyID'),
+        at(cii, 'SellerTradeParty', 'SpecifiedTaxRegistration', 'ID'),
+        ['DE123456789'],
+      ],
+      [
+        'BT-40 seller country',
+        at(ubl, 'AccountingSupplierParty', 'PostalAddress', 'IdentificationCode'),
+        at(cii, 'SellerTradeParty', 'PostalTradeAddress', 'CountryID'),
+        ['DE'],
+      ],
+      [
+        'BT-44 buyer name',
+        at(ubl, 'AccountingCustomerParty', 'PartyLegalEntity', 'RegistrationName'),
+        at(cii, 'BuyerTradeParty', 'Name').slice(0, 1),
+        [EXPECTED.buyer],
+      ],
+      [
+        'BT-48 buyer VAT id',
+        at(ubl, 'AccountingCustomerParty', 'PartyTaxScheme', 'CompanyID'),
+        at(cii, 'BuyerTradeParty', 'SpecifiedTaxRegistration', 'ID'),
+        ['FR40303265045'],
+      ],
+      [
+        'BT-55 buyer country',
+        at(ubl, 'AccountingCustomerParty', 'PostalAddress', 'IdentificationCode'),
+        at(cii, 'BuyerTradeParty', 'PostalTradeAddress', 'CountryID'),
+        ['FR'],
+      ],
+      [
+        'BT-106 sum of line net amounts',
+        at(ubl, 'LegalMonetaryTotal', 'LineExtensionAmount'),
+        at(ciiSettlement, 'SpecifiedTradeSettlementHeaderMonetarySummation', 'LineTotalAmount'),
+        ['153.97'],
+      ],
+      [
+        'BT-109 total without VAT',
+        at(ubl, 'LegalMonetaryTotal', 'TaxExclusiveAmount'),
+        at(ciiSettlement, 'SpecifiedTradeSettlementHeaderMonetarySummation', 'TaxBasisTotalAmount'),
+        ['153.97'],
+      ],
+      [
+        'BT-110 total VAT',
+        texts(blocks(ubl, 'TaxTotal')[0] ?? '', 'TaxAmount').slice(0, 1),
+        at(ciiSettlement, 'SpecifiedTradeSettlementHeaderMonetarySummation', 'TaxTotalAmount'),
+        ['22.78'],
+      ],
+      [
+        'BT-112 total with VAT',
+        at(ubl, 'LegalMonetaryTotal', 'TaxInclusiveAmount'),
+        at(ciiSettlement, 'SpecifiedTradeSettlementHeaderMonetarySummation', 'GrandTotalAmount'),
+        ['176.75'],
+      ],
+      [
+        'BT-115 amount due',
+        at(ubl, 'LegalMonetaryTotal', 'PayableAmount'),
+        at(ciiSettlement, 'SpecifiedTradeSettlementHeaderMonetarySummation', 'DuePayableAmount'),
+        ['176.75'],
+      ],
+    ];
+    for (const [term, inUbl, inCii, expected] of terms) {
+      expect({ term, ubl: inUbl }).toEqual({ term, ubl: expected });
+      expect({ term, cii: inCii }).toEqual({ term, cii: expected });
+    }
+    // in the document's currency
+    expect(attributes(ciiSettlement, 'TaxTotalAmount', 'currencyID')).toEqual(['EUR']);
+    expect(attributes(blocks(ubl, 'LegalMonetaryTotal')[0] ?? '', 'PayableAmount', 'currencyID')).toEqual([
+      'EUR',
+    ]);
+
+    // and BG-23, the VAT breakdown: per rate its category, rate, taxable amount (BT-116) and VAT (BT-117)
+    const ublBreakdown = blocks(ubl, 'TaxSubtotal').map((subtotal) => ({
+      category: at(subtotal, 'TaxCategory', 'ID')[0],
+      rate: at(subtotal, 'TaxCategory', 'Percent')[0],
+      taxable: texts(subtotal, 'TaxableAmount')[0],
+      vat: texts(subtotal, 'TaxAmount')[0],
+    }));
+    const ciiBreakdown = blocks(ciiSettlement, 'ApplicableTradeTax').map((tax) => ({
+      category: texts(tax, 'CategoryCode')[0],
+      rate: texts(tax, 'RateApplicablePercent')[0],
+      taxable: texts(tax, 'BasisAmount')[0],
+      vat: texts(tax, 'CalculatedAmount')[0],
+    }));
+    const breakdown = [
+      { category: 'S', rate: '7', taxable: '53.97', vat: '3.78' },
+      { category: 'S', rate: '19', taxable: '100.00', vat: '19.00' },
+    ];
+    const byRate = (rows: { rate?: string }[]) => [...rows].sort((a, b) => Number(a.rate) - Number(b.rate));
+    expect(byRate(ublBreakdown)).toEqual(breakdown);
+    expect(byRate(ciiBreakdown).map((row) => ({ ...row, rate: String(Number(row.rate)) }))).toEqual(
+      breakdown,
+    );
+  });
+
   validateOrSkip(
     'passes the official EN 16931 rules in UBL and CII',
     async () => {
@@ -200,6 +353,13 @@ describe('EN 16931 e-invoices of a booked invoice', () => {
       for (const name of Object.keys(documents)) {
         expect(fatal(found[name]), `${name}\n${documents[name]}`).toEqual([]);
       }
+      // and their CII (with a date of supply, BT-72, instead of a period) is valid against the Factur-X XSD
+      expect(
+        await validateFacturXSchema({ rc: documents['rc.cii'] ?? '', cn: documents['cn.cii'] ?? '' }),
+      ).toEqual({
+        rc: [],
+        cn: [],
+      });
     },
     240_000,
   );

@@ -4,11 +4,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { invoiceFixtures } from '../invoice/fixtures.ts';
 import { canValidate, fatal, validateEn16931 } from '../support/en16931.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
+import { validateFacturXSchema } from '../support/xsd.ts';
 
 // The first Factur-X of a fresh render worker loads pdfmake and @e-invoice-eu/core (about a second
 // on a quiet machine, past the 10 s request limit on a loaded one): this file tests the document, and
 // gives its requests a minute.
-const t = setupTestApp({ executionLimits: { timeoutMs: 60_000, maxResponseBytes: 10 * 1024 * 1024 } });
+const t = setupTestApp({
+  executionLimits: { timeoutMs: 60_000, maxResponseBytes: 10 * 1024 * 1024 },
+});
 const f = invoiceFixtures(t);
 const validateOrSkip = canValidate || process.env.CI ? it : it.skip;
 
@@ -85,7 +88,12 @@ describe('the Factur-X / ZUGFeRD PDF of a booked invoice', () => {
     const { sellerProfileUpdate } = await f.gql(env, PROFILE, {
       input: {
         legalName: 'Nordlicht Software GmbH',
-        address: { street1: 'Hafenstraße 1', postalCode: '20457', city: 'Hamburg', country: 'DE' },
+        address: {
+          street1: 'Hafenstraße 1',
+          postalCode: '20457',
+          city: 'Hamburg',
+          country: 'DE',
+        },
         vatId: 'DE123456789',
         email: 'billing@nordlicht.example',
         phone: '+49 40 1234567',
@@ -100,7 +108,12 @@ describe('the Factur-X / ZUGFeRD PDF of a booked invoice', () => {
       email: 'ap@radium.example',
       companyName: 'Radium Analytique SAS',
       handle: '04011000-12345-34',
-      billingAddress: { street1: '12 rue Curie', postalCode: '75005', city: 'Paris', country: 'FR' },
+      billingAddress: {
+        street1: '12 rue Curie',
+        postalCode: '75005',
+        city: 'Paris',
+        country: 'FR',
+      },
       taxIds: [{ type: 'eu_vat', value: 'FR40303265045' }],
     });
     const invoice = await f.createInvoice(env, {
@@ -115,7 +128,13 @@ describe('the Factur-X / ZUGFeRD PDF of a booked invoice', () => {
           periodStart: '2026-03-01',
           periodEnd: '2026-04-01',
         },
-        { title: 'Handbook', quantity: 3, unitAmount: 1999, taxCode: 'DE7', discount: { percentage: 10 } },
+        {
+          title: 'Handbook',
+          quantity: 3,
+          unitAmount: 1999,
+          taxCode: 'DE7',
+          discount: { percentage: 10 },
+        },
       ],
     });
     invoiceId = invoice.id;
@@ -141,7 +160,11 @@ describe('the Factur-X / ZUGFeRD PDF of a booked invoice', () => {
 
   it('is the invoice PDF, with the CII embedded as factur-x.xml carrying the booked terms', async () => {
     // then the printed invoice is unchanged: pdf.js reads its text back
-    const text = (await extractText(await getDocumentProxy(new Uint8Array(pdf)), { mergePages: true })).text;
+    const text = (
+      await extractText(await getDocumentProxy(new Uint8Array(pdf)), {
+        mergePages: true,
+      })
+    ).text;
     expect(text).toContain('Nordlicht Software GmbH');
     expect(text).toContain('Radium Analytique SAS');
     expect(text).toContain(handle);
@@ -189,6 +212,45 @@ describe('the Factur-X / ZUGFeRD PDF of a booked invoice', () => {
     );
   });
 
+  it('embeds the CII /cii.xml answers, valid against the Factur-X EN 16931 XML Schema', async () => {
+    // given the standalone CII of the invoice and of the credit note, and the XML their PDFs embed
+    const cii = await t.rest('GET', `/invoices/${invoiceId}/cii.xml`, { env });
+    const creditCii = await t.rest('GET', `/invoices/${creditNoteId}/cii.xml`, {
+      env,
+    });
+    expect(cii.status).toBe(200);
+    expect(creditCii.status).toBe(200);
+    const documents = {
+      cii: cii.body as string,
+      creditCii: creditCii.body as string,
+      embedded: (await attachments(pdf))['factur-x.xml'] as string,
+      creditEmbedded: (await attachments(creditPdf))['factur-x.xml'] as string,
+      // a document the schema must refuse: the check can fail
+      broken: (cii.body as string).replace(
+        '<ram:InvoiceCurrencyCode>',
+        '<ram:Currency>EUR</ram:Currency><ram:InvoiceCurrencyCode>',
+      ),
+    };
+
+    // when
+    const errors = await validateFacturXSchema(documents);
+
+    // then the PDF carries the same document, and every real one is schema-valid
+    expect(documents.embedded).toBe(documents.cii);
+    expect(documents.creditEmbedded).toBe(documents.creditCii);
+    expect(errors).toEqual({
+      cii: [],
+      creditCii: [],
+      embedded: [],
+      creditEmbedded: [],
+      broken: [
+        expect.stringContaining(
+          "Element '{urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100}Currency'",
+        ),
+      ],
+    });
+  });
+
   validateOrSkip(
     'embeds XML that passes the official EN 16931 rules, as does the XRechnung',
     async () => {
@@ -206,7 +268,9 @@ describe('the Factur-X / ZUGFeRD PDF of a booked invoice', () => {
 
   it('refuses a draft as its XML does, and answers 404 for an unknown invoice', async () => {
     const draft = await f.createInvoice(env, {
-      customerId: await f.createCustomer(env, { billingAddress: { country: 'DE' } }),
+      customerId: await f.createCustomer(env, {
+        billingAddress: { country: 'DE' },
+      }),
       items: [{ title: 'X', quantity: 1, unitAmount: 100 }],
     });
     const drafted = await facturX(draft.id, { accept: 'application/pdf' });
@@ -247,8 +311,12 @@ describe('the Factur-X / ZUGFeRD PDF of a booked invoice', () => {
     await f.gql(env, BOOK, { id: mixed.id });
 
     // when
-    const lacking = await t.rest('GET', `/invoices/${plain.id}/xrechnung.xml`, { env });
-    const mixedUbl = await t.rest('GET', `/invoices/${mixed.id}/ubl.xml`, { env });
+    const lacking = await t.rest('GET', `/invoices/${plain.id}/xrechnung.xml`, {
+      env,
+    });
+    const mixedUbl = await t.rest('GET', `/invoices/${mixed.id}/ubl.xml`, {
+      env,
+    });
 
     // then
     expect(lacking.status).toBe(409);

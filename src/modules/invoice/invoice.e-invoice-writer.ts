@@ -35,7 +35,9 @@ const load = (): Promise<Library> => {
 };
 
 /** A format writer as far as the Factur-X hook below reaches into it (a method the library keeps private). */
-type FacturXFormatter = { attachFacturX(pdf: unknown, options: unknown, xml: string): Promise<void> };
+type FacturXFormatter = {
+  attachFacturX(pdf: unknown, options: unknown, xml: string): Promise<void>;
+};
 
 /**
  * Fills the format's defaults and writes the document: the steps the library's InvoiceService takes,
@@ -46,7 +48,9 @@ type FacturXFormatter = { attachFacturX(pdf: unknown, options: unknown, xml: str
 async function generate(
   task: EInvoiceTask,
   format: string,
-  options: { pdf?: { buffer: Uint8Array; filename: string; mimetype: string } } = {},
+  options: {
+    pdf?: { buffer: Uint8Array; filename: string; mimetype: string };
+  } = {},
   prepare: (formatter: unknown) => void = () => {},
 ): Promise<string | Uint8Array> {
   const { FormatFactoryService } = await load();
@@ -67,7 +71,7 @@ async function generate(
 export async function writeEInvoice(task: EInvoiceTask & { format: LibraryFormat }): Promise<string> {
   const xml = await generate(task, task.format);
   const text = typeof xml === 'string' ? xml : new TextDecoder().decode(xml);
-  return task.format === 'CII' ? withPrecedingInvoice(text, task.preceding) : text;
+  return task.format === 'CII' ? completeCii(text, task.preceding) : text;
 }
 
 /**
@@ -75,8 +79,9 @@ export async function writeEInvoice(task: EInvoiceTask & { format: LibraryFormat
  * pdfaid:part 3 and the Factur-X extension schema), an sRGB output intent, and the CII attached as
  * `factur-x.xml` with AFRelationship /Alternative.
  *
- * The CII the library embeds is written inside its Factur-X writer, so the credit note's preceding
- * invoice is added on the way in, as the /cii.xml document has it: the hook wraps the writer's
+ * The CII the library embeds is written inside its Factur-X writer, so what the library leaves out
+ * (the delivery block, a credit note's preceding invoice) is added on the way in, as the /cii.xml
+ * document has it: the hook wraps the writer's
  * attachFacturX, which the pinned library version calls with the finished XML.
  */
 export async function writeFacturX(
@@ -86,19 +91,41 @@ export async function writeFacturX(
   const bytes = await generate(
     task,
     FACTUR_X_FORMAT,
-    { pdf: { buffer: task.pdf, filename: task.fileName, mimetype: 'application/pdf' } },
+    {
+      pdf: {
+        buffer: task.pdf,
+        filename: task.fileName,
+        mimetype: 'application/pdf',
+      },
+    },
     (formatter) => {
       const writer = formatter as FacturXFormatter;
       const attach = writer.attachFacturX.bind(writer);
       writer.attachFacturX = (pdf, options, xml) => {
         hooked = true;
-        return attach(pdf, options, withPrecedingInvoice(xml, task.preceding));
+        return attach(pdf, options, completeCii(xml, task.preceding));
       };
     },
   );
   if (!hooked)
     throw new Error('@e-invoice-eu/core no longer attaches the Factur-X XML through attachFacturX');
   return typeof bytes === 'string' ? new TextEncoder().encode(bytes) : bytes;
+}
+
+/** What @e-invoice-eu/core 2.3.4 leaves out of its CII, added: the delivery block, the preceding invoice. */
+const completeCii = (xml: string, preceding: PrecedingInvoice | null): string =>
+  withPrecedingInvoice(withDeliveryBlock(xml), preceding);
+
+/**
+ * The header delivery block, which the CII D16B and Factur-X schemas require even empty. The library
+ * writes it only from a delivery with content: an invoice whose lines name periods has no date of
+ * supply (BT-72), so its CII lacked the block and failed the Factur-X XSD (the EN 16931 rules do not
+ * check for it).
+ */
+export function withDeliveryBlock(xml: string): string {
+  if (xml.includes('<ram:ApplicableHeaderTradeDelivery')) return xml;
+  const anchor = '<ram:ApplicableHeaderTradeSettlement>';
+  return xml.replace(anchor, `<ram:ApplicableHeaderTradeDelivery/>${anchor}`);
 }
 
 const escapeXml = (value: string): string => value.replace(/[<>&"']/g, (char) => `&#${char.charCodeAt(0)};`);

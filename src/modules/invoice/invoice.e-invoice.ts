@@ -138,7 +138,10 @@ export function eInvoiceModel(view: PrintableInvoice, profile: EInvoiceProfile =
   const xrechnung = profile === 'xrechnung';
   const currency = invoice.currency;
   const money = (minor: number) => majorUnits(minor, currency);
-  const amount = (key: string, minor: number) => ({ [key]: money(minor), [`${key}@currencyID`]: currency });
+  const amount = (key: string, minor: number) => ({
+    [key]: money(minor),
+    [`${key}@currencyID`]: currency,
+  });
   const breakdown = taxBreakdown(items, invoice.taxExempt);
   const period = servicePeriod(items);
   const buyerVatId = customer.taxIds?.[0]?.value;
@@ -192,10 +195,20 @@ export function eInvoiceModel(view: PrintableInvoice, profile: EInvoiceProfile =
           'cac:PostalAddress': postalAddress(seller.address),
           'cac:PartyTaxScheme': [
             ...(seller.vatId
-              ? [{ 'cbc:CompanyID': seller.vatId, 'cac:TaxScheme': { 'cbc:ID': 'VAT' } }]
+              ? [
+                  {
+                    'cbc:CompanyID': seller.vatId,
+                    'cac:TaxScheme': { 'cbc:ID': 'VAT' },
+                  },
+                ]
               : []),
             ...(seller.taxNumber
-              ? [{ 'cbc:CompanyID': seller.taxNumber, 'cac:TaxScheme': { 'cbc:ID': 'FC' } }]
+              ? [
+                  {
+                    'cbc:CompanyID': seller.taxNumber,
+                    'cac:TaxScheme': { 'cbc:ID': 'FC' },
+                  },
+                ]
               : []),
           ],
           'cac:PartyLegalEntity': {
@@ -225,13 +238,19 @@ export function eInvoiceModel(view: PrintableInvoice, profile: EInvoiceProfile =
             country: customer.billingAddress.country?.toUpperCase() ?? null,
           }),
           ...(buyerVatId
-            ? { 'cac:PartyTaxScheme': { 'cbc:CompanyID': buyerVatId, 'cac:TaxScheme': { 'cbc:ID': 'VAT' } } }
+            ? {
+                'cac:PartyTaxScheme': {
+                  'cbc:CompanyID': buyerVatId,
+                  'cac:TaxScheme': { 'cbc:ID': 'VAT' },
+                },
+              }
             : {}),
           'cac:PartyLegalEntity': { 'cbc:RegistrationName': buyerName },
           ...(customer.companyName ? { 'cac:Contact': { 'cbc:Name': customer.name } } : {}),
         },
       },
-      // The date of supply (BT-72) when the lines name no period; CII's Factur-X schema needs the block.
+      // The date of supply (BT-72) when the lines name no period. The library writes no CII delivery
+      // block from an empty one, which the Factur-X schema requires: the writer adds it (withDeliveryBlock).
       'cac:Delivery': period ? {} : { 'cbc:ActualDeliveryDate': invoice.date },
       // XRechnung asks for the payment instructions on a credit note too (BR-DE-1)
       ...(seller.iban && (invoice.type === 'invoice' || xrechnung)
@@ -243,7 +262,13 @@ export function eInvoiceModel(view: PrintableInvoice, profile: EInvoiceProfile =
                 'cac:PayeeFinancialAccount': {
                   'cbc:ID': seller.iban,
                   'cbc:Name': seller.legalName,
-                  ...(seller.bic ? { 'cac:FinancialInstitutionBranch': { 'cbc:ID': seller.bic } } : {}),
+                  ...(seller.bic
+                    ? {
+                        'cac:FinancialInstitutionBranch': {
+                          'cbc:ID': seller.bic,
+                        },
+                      }
+                    : {}),
                 },
               },
             ],
@@ -265,7 +290,9 @@ export function eInvoiceModel(view: PrintableInvoice, profile: EInvoiceProfile =
               ...vatCategory(row.taxRate),
               ...(row.exemptionReasonCode ? { 'cbc:TaxExemptionReasonCode': row.exemptionReasonCode } : {}),
               ...(row.exemptionReason
-                ? { 'cbc:TaxExemptionReason': taxNoteIn(seller.language, row.exemptionReason) }
+                ? {
+                    'cbc:TaxExemptionReason': taxNoteIn(seller.language, row.exemptionReason),
+                  }
                 : {}),
             },
           })),
@@ -329,7 +356,10 @@ export function eInvoiceTask(view: PrintableInvoice, profile: EInvoiceProfile = 
  * on the event loop. The model is built here, so a refusal is answered before any worker is asked.
  */
 export async function renderEInvoice(view: PrintableInvoice, syntax: EInvoiceSyntax): Promise<string> {
-  const task = { ...eInvoiceTask(view, profileOf(syntax)), format: LIBRARY_FORMATS[syntax] };
+  const task = {
+    ...eInvoiceTask(view, profileOf(syntax)),
+    format: LIBRARY_FORMATS[syntax],
+  };
   return (await renderPool()).run(task, { name: 'writeEInvoice' });
 }
 
