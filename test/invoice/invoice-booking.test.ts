@@ -1,8 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { EXECUTION_LIMITS } from '../../src/config.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 import { invoiceFixtures } from './fixtures.ts';
 
-const t = setupTestApp();
+// 200 concurrent bookings queue behind the numbering row lock; on a loaded machine the last ones wait
+// past the 10 s request deadline, which is not what these tests are about (test/limits covers it).
+const t = setupTestApp({ executionLimits: { ...EXECUTION_LIMITS, timeoutMs: 120_000 } });
 const f = invoiceFixtures(t);
 
 const BOOK = `mutation ($id: UUID!) {
@@ -156,7 +159,7 @@ describe('gapless numbering', () => {
     } finally {
       await t.sql('drop trigger fail_marked_bookings on invoice; drop function fail_marked_bookings();');
     }
-  });
+  }, 180_000);
 
   it('counts each environment and each type on its own', async () => {
     // given two environments with drafts
