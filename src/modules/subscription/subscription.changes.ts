@@ -184,6 +184,7 @@ export class ItemChanges {
       appliesFrom,
       quantity: to.quantity,
       priceId: to.priceId,
+      removes: false,
       proration: this.mode,
       status: 'scheduled',
       cancelledAt: null,
@@ -208,8 +209,29 @@ export class ItemChanges {
       firstChangeablePeriod(this.subscription, item, at),
     );
     const ended = item.endsOn != null && end != null && item.endsOn <= end;
+    // The removal is a scheduled change of its own: visible on the item, cancellable until its day comes.
+    const removal =
+      ended || !end
+        ? null
+        : this.tx.create(SubscriptionChangeSchema, {
+            environmentId: this.environmentId,
+            subscriptionId: this.subscription.id,
+            subscriptionItemId: item.id,
+            effectiveOn: dateInZone(at, this.subscription.timezone),
+            appliesFrom: end,
+            quantity: null,
+            priceId: null,
+            removes: true,
+            proration: this.mode,
+            status: 'scheduled',
+            cancelledAt: null,
+          });
+    if (removal) this.changes.push(removal);
     const span = this.mode === 'none' || ended ? null : prorationSpan(this.subscription, item, at);
-    if (span) this.draft(item, 'unused', stateOnDay(item, this.changes, span.period, span.from), span, null);
+    if (span) {
+      const state = stateOnDay(item, this.changes, span.period, span.from);
+      this.draft(item, 'unused', state, span, removal?.id ?? null);
+    }
     endItem(this.subscription, item, at);
     if (item.endsOn && item.endsOn <= item.startsOn) this.withoutTrial.push(item.id);
   }
