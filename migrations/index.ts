@@ -33,6 +33,7 @@ import { Migration20261125170000SubscriptionTrials } from './Migration2026112517
 import { Migration20261125170000TestClocks } from './Migration20261125170000TestClocks.ts';
 import { Migration20261125170100InvoiceItemBilledPeriod } from './Migration20261125170100InvoiceItemBilledPeriod.ts';
 import { Migration20261125183000SubscriptionRemovalChange } from './Migration20261125183000SubscriptionRemovalChange.ts';
+import { Migration20261125183100InvoiceCreditBalance } from './Migration20261125183100InvoiceCreditBalance.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -85,5 +86,9 @@ export const migrations = [
   {
     name: 'Migration20261125183000SubscriptionRemovalChange',
     class: Migration20261125183000SubscriptionRemovalChange,
+  },
+  {
+    name: 'Migration20261125183100InvoiceCreditBalance',
+    class: Migration20261125183100InvoiceCreditBalance,
   },
 ];

@@ -367,7 +367,8 @@ export class ItemChanges {
         },
         rows.map((row) => ({ prorationLineId: row.id })),
       );
-      if (customer.collectionMode !== 'draft_invoice') await new InvoiceBookingService(ctx).book(invoice.id);
+      if (customer.collectionMode !== 'draft_invoice')
+        await new InvoiceBookingService(ctx).book(invoice.id, { creditToBalance: true });
       for (const row of rows) row.invoiceId = invoice.id;
     }
     await tx.flush();
