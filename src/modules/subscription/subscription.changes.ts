@@ -15,6 +15,7 @@ import {
   firstChangeablePeriod,
   itemPeriod,
   itemTerm,
+  stateFor,
   stateOnDay,
   termBound,
 } from './subscription.cycle.ts';
@@ -45,6 +46,8 @@ export class ItemChanges {
   private readonly lines: Drafted[] = [];
   /** Items that end before their first period: their trial lines not invoiced yet are dropped. */
   private readonly withoutTrial: string[] = [];
+  /** Items changed during their trial: their trial lines show the quantity in force at the trial end. */
+  private readonly changed = new Set<SubscriptionItem>();
   private readonly tx: EntityManager;
   private readonly environmentId: string;
   private readonly subscription: Subscription;
@@ -190,6 +193,7 @@ export class ItemChanges {
       cancelledAt: null,
     });
     this.changes.push(change);
+    this.changed.add(item);
     if (!span || !before) return;
     const after = stateOnDay(item, this.changes, span.period, span.from);
     this.draft(item, 'unused', before, span, change.id);
@@ -337,6 +341,9 @@ export class ItemChanges {
         invoiceId: null,
       });
     }
+    for (const item of this.changed) {
+      await refreshTrialLine(tx, environmentId, subscription, item, this.changes);
+    }
     const rows = this.lines.map(({ changeId, ...line }) =>
       tx.create(ProrationLineSchema, {
         ...line,
@@ -374,4 +381,37 @@ export class ItemChanges {
     await tx.flush();
     return rows;
   }
+}
+
+/**
+ * Makes the item's trial line not invoiced yet name the quantity (and price) in force at the trial end,
+ * after the item's scheduled changes (those made during the trial apply from its end). A quantity of
+ * zero at the trial end bills nothing, so the line goes.
+ */
+export async function refreshTrialLine(
+  tx: EntityManager,
+  environmentId: string,
+  subscription: Subscription,
+  item: SubscriptionItem,
+  changes: readonly SubscriptionChange[],
+): Promise<void> {
+  if (!subscription.trialEnd) return;
+  const line = await tx.findOne(ProrationLineSchema, {
+    environmentId,
+    subscriptionItemId: item.id,
+    kind: 'trial',
+    invoiceId: null,
+  });
+  if (!line) return;
+  const state = stateFor(item, changes, subscription.trialEnd);
+  const quantity = new Decimal(state.quantity);
+  if (quantity.isZero()) {
+    tx.remove(line);
+    return;
+  }
+  if (quantity.eq(line.quantity) && state.priceId === line.priceId) return;
+  const product = await tx.findOneOrFail(ProductSchema, { id: item.productId, environmentId });
+  line.quantity = quantity.toFixed();
+  line.priceId = state.priceId;
+  line.description = `Trial period of ${quantity.toFixed()} × ${product.name}, ${shortDate(line.periodStart)} – ${shortDate(line.periodEnd)}`;
 }

@@ -15,7 +15,7 @@ import { type Price, PriceSchema } from '../price/price.entity.ts';
 import { priceLoaders } from '../price/price.reads.ts';
 import { type Product, ProductSchema } from '../product/product.entity.ts';
 import { productLoaders } from '../product/product.reads.ts';
-import { ItemChanges } from './subscription.changes.ts';
+import { ItemChanges, refreshTrialLine } from './subscription.changes.ts';
 import {
   currentState,
   isBillable,
@@ -350,6 +350,12 @@ export class SubscriptionService {
       for (const line of lines) tx.remove(line);
       change.status = 'cancelled';
       change.cancelledAt = new Date();
+      const rest = await tx.find(SubscriptionChangeSchema, {
+        environmentId,
+        subscriptionId: subscription.id,
+        status: 'scheduled',
+      });
+      await refreshTrialLine(tx, environmentId, subscription, item, rest);
       this.touch(subscription, [item]);
       recordSubscriptionEvent(tx, 'subscription.updated', subscription, items);
       return { subscription, prorationLines: [] };
