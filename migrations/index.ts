@@ -32,6 +32,8 @@ import { Migration20261125170000RequestPath } from './Migration20261125170000Req
 import { Migration20261125170000SubscriptionTrials } from './Migration20261125170000SubscriptionTrials.ts';
 import { Migration20261125170000TestClocks } from './Migration20261125170000TestClocks.ts';
 import { Migration20261125170100InvoiceItemBilledPeriod } from './Migration20261125170100InvoiceItemBilledPeriod.ts';
+import { Migration20261125183000SubscriptionRemovalChange } from './Migration20261125183000SubscriptionRemovalChange.ts';
+import { Migration20261125183100InvoiceCreditBalance } from './Migration20261125183100InvoiceCreditBalance.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -81,4 +83,12 @@ export const migrations = [
     class: Migration20261125170100InvoiceItemBilledPeriod,
   },
   { name: 'Migration20261125170000RequestPath', class: Migration20261125170000RequestPath },
+  {
+    name: 'Migration20261125183000SubscriptionRemovalChange',
+    class: Migration20261125183000SubscriptionRemovalChange,
+  },
+  {
+    name: 'Migration20261125183100InvoiceCreditBalance',
+    class: Migration20261125183100InvoiceCreditBalance,
+  },
 ];

@@ -119,7 +119,7 @@ describe('trials', () => {
       [
         'Basic | 2026-03-15..2026-04-15 | 5000',
         'Basic | 2026-03-15..2026-04-15 | 1000',
-        'Trial period of 3 × Seat, 1 Mar – 15 Mar | 2026-03-01..2026-03-15 | 0',
+        'Trial period of 5 × Seat, 1 Mar – 15 Mar | 2026-03-01..2026-03-15 | 0',
         'Trial period of 1 × Seat, 10 Mar – 15 Mar | 2026-03-10..2026-03-15 | 0',
       ],
     ]);
@@ -179,6 +179,42 @@ describe('trials', () => {
       ['Remaining time on 3 × Seat from 12 Mar | 2026-03-12..2026-04-01 | 1935'],
       ['Basic | 2026-04-01..2026-05-01 | 3000'],
       ['Basic | 2026-05-01..2026-05-20 | 1839'],
+    ]);
+  });
+});
+
+describe('trial lines after changes during the trial', () => {
+  const CANCEL = `mutation ($id: UUID!) { subscriptionScheduledChangeCancel(id: $id) { userErrors { field message code } } }`;
+  const CHANGES = `query ($id: UUID!) { subscription(id: $id) { items { scheduledChanges { id } } } }`;
+
+  it('the trial line shows the quantity in force at the trial end, and goes back when the change is cancelled', async () => {
+    // given a trial of 3 seats to Mar 15
+    const g = await given();
+    const subscription = await f.subscribe(g.env, trialSubscription(g));
+    const itemId = subscription.items[0].id;
+
+    // when on Mar 5 the quantity becomes 5, then a second change on Mar 6 makes it 4
+    for (const [at, quantity] of [
+      ['2026-03-05T10:00:00Z', 5],
+      ['2026-03-06T10:00:00Z', 4],
+    ] as const) {
+      const update = await f.tryUpdate(g.env, subscription.id, { at, items: [{ id: itemId, quantity }] });
+      expect(update.userErrors).toEqual([]);
+    }
+    // and the latest change is cancelled again
+    const changes = (await gql(t, g.env, CHANGES, { id: subscription.id })).subscription.items[0]
+      .scheduledChanges;
+    expect(changes).toHaveLength(2);
+    const cancelled = await gql(t, g.env, CANCEL, { id: changes[1].id });
+    expect(cancelled.subscriptionScheduledChangeCancel.userErrors).toEqual([]);
+
+    // then the first invoice bills 5 seats from the trial end and names a trial of 5 seats
+    await f.runBilling(g.env, midnight('2026-03-15'));
+    expect(await linesOf(g)).toEqual([
+      [
+        'Basic | 2026-03-15..2026-04-15 | 5000',
+        'Trial period of 5 × Seat, 1 Mar – 15 Mar | 2026-03-01..2026-03-15 | 0',
+      ],
     ]);
   });
 });

@@ -24,7 +24,13 @@ export const CustomerBalanceSchema = defineEntity({
 
 export type CustomerBalance = InferEntity<typeof CustomerBalanceSchema>;
 
-export const BALANCE_TRANSACTION_TYPES = ['overpayment', 'credit_note', 'applied', 'refund'] as const;
+export const BALANCE_TRANSACTION_TYPES = [
+  'overpayment',
+  'credit_note',
+  'applied',
+  'refund',
+  'invoice_credit',
+] as const;
 export type BalanceTransactionType = (typeof BALANCE_TRANSACTION_TYPES)[number];
 
 /** One movement of a balance, append-only: positive adds credit, negative uses it. */
@@ -37,7 +43,7 @@ export const BalanceTransactionSchema = defineEntity({
     currency: p.string().length(3),
     type: p.enum(BALANCE_TRANSACTION_TYPES),
     amount: p.bigint('number'),
-    /** The over-settled invoice, the credit note, or the invoice the balance was applied to. */
+    /** The over-settled invoice, the credit note, the invoice the balance was applied to, or the credit-only invoice (invoice_credit). */
     invoiceId: p.uuid().nullable(),
     refundId: p.uuid().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),

@@ -112,6 +112,23 @@ export class CreditBalanceService {
   }
 
   /**
+   * A credit-only invoice (a billing run's or a change's proration credits, nothing due): its credit goes
+   * on the balance, for the next invoice to use, and a settlement naming the balance closes it, as Stripe
+   * does with a negative invoice total.
+   */
+  creditFrom(tx: EntityManager, balance: CustomerBalance, invoice: Invoice): void {
+    const amount = invoice.totalInclVat - invoice.settledAmount;
+    if (invoice.type !== 'invoice' || amount >= 0) return;
+    this.move(tx, balance, -amount, { type: 'invoice_credit', invoiceId: invoice.id });
+    new InvoiceSettlementService(this.ctx).addSettlement(tx, invoice, {
+      date: invoice.date,
+      amount,
+      reference: BALANCE_REFERENCE,
+      note: 'Credited to the customer balance',
+    });
+  }
+
+  /**
    * Takes `amount` off the locked balance. The part that over-payments left on invoices moves off them
    * (a negative settlement on each, oldest first), so that an invoice's `totalDue` stops counting money
    * the balance has given away.

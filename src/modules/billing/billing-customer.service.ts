@@ -500,7 +500,8 @@ export class CustomerBillingService {
           },
           invoiced.flatMap((line) => line.items.map(() => line.link)),
         );
-        if (!preview && customer.collectionMode !== 'draft_invoice') await booking.book(invoice.id);
+        if (!preview && customer.collectionMode !== 'draft_invoice')
+          await booking.book(invoice.id, { creditToBalance: true });
         for (const line of invoiced) invoiceOf.set(line.key, invoice.id);
         // Only a preview shows the lines; a run of a thousand lines need not read them back.
         const items = preview

@@ -24,9 +24,10 @@ export class InvoiceBookingService {
   /**
    * Books a draft: takes the next gapless number of its type, freezes the customer onto it and,
    * for a credit note, does what its outcome says with its total; an invoice uses the customer's
-   * credit balance in its currency. All in one transaction.
+   * credit balance in its currency; with `creditToBalance` (invoices of billing runs and proration), a
+   * negative total goes on that balance instead. All in one transaction.
    */
-  async book(id: string): Promise<Invoice> {
+  async book(id: string, options: { creditToBalance?: boolean } = {}): Promise<Invoice> {
     try {
       return await changeInvoiceWithBalance(this.ctx, id, async (tx, invoice, balance) => {
         assertDraft(invoice);
@@ -48,7 +49,9 @@ export class InvoiceBookingService {
         if (invoice.creditedInvoiceId) {
           await new CreditNoteBookingService(this.ctx).apply(tx, invoice, balance);
         } else {
-          await new CreditBalanceService(this.ctx).applyTo(tx, balance, invoice);
+          const balances = new CreditBalanceService(this.ctx);
+          await balances.applyTo(tx, balance, invoice);
+          if (options.creditToBalance) balances.creditFrom(tx, balance, invoice);
         }
         await tx.flush();
         await postInvoiceBooking(this.ctx, tx, invoice);

@@ -15,6 +15,7 @@ import {
   firstChangeablePeriod,
   itemPeriod,
   itemTerm,
+  stateFor,
   stateOnDay,
   termBound,
 } from './subscription.cycle.ts';
@@ -45,6 +46,8 @@ export class ItemChanges {
   private readonly lines: Drafted[] = [];
   /** Items that end before their first period: their trial lines not invoiced yet are dropped. */
   private readonly withoutTrial: string[] = [];
+  /** Items changed during their trial: their trial lines show the quantity in force at the trial end. */
+  private readonly changed = new Set<SubscriptionItem>();
   private readonly tx: EntityManager;
   private readonly environmentId: string;
   private readonly subscription: Subscription;
@@ -184,11 +187,13 @@ export class ItemChanges {
       appliesFrom,
       quantity: to.quantity,
       priceId: to.priceId,
+      removes: false,
       proration: this.mode,
       status: 'scheduled',
       cancelledAt: null,
     });
     this.changes.push(change);
+    this.changed.add(item);
     if (!span || !before) return;
     const after = stateOnDay(item, this.changes, span.period, span.from);
     this.draft(item, 'unused', before, span, change.id);
@@ -208,8 +213,29 @@ export class ItemChanges {
       firstChangeablePeriod(this.subscription, item, at),
     );
     const ended = item.endsOn != null && end != null && item.endsOn <= end;
+    // The removal is a scheduled change of its own: visible on the item, cancellable until its day comes.
+    const removal =
+      ended || !end
+        ? null
+        : this.tx.create(SubscriptionChangeSchema, {
+            environmentId: this.environmentId,
+            subscriptionId: this.subscription.id,
+            subscriptionItemId: item.id,
+            effectiveOn: dateInZone(at, this.subscription.timezone),
+            appliesFrom: end,
+            quantity: null,
+            priceId: null,
+            removes: true,
+            proration: this.mode,
+            status: 'scheduled',
+            cancelledAt: null,
+          });
+    if (removal) this.changes.push(removal);
     const span = this.mode === 'none' || ended ? null : prorationSpan(this.subscription, item, at);
-    if (span) this.draft(item, 'unused', stateOnDay(item, this.changes, span.period, span.from), span, null);
+    if (span) {
+      const state = stateOnDay(item, this.changes, span.period, span.from);
+      this.draft(item, 'unused', state, span, removal?.id ?? null);
+    }
     endItem(this.subscription, item, at);
     if (item.endsOn && item.endsOn <= item.startsOn) this.withoutTrial.push(item.id);
   }
@@ -315,6 +341,9 @@ export class ItemChanges {
         invoiceId: null,
       });
     }
+    for (const item of this.changed) {
+      await refreshTrialLine(tx, environmentId, subscription, item, this.changes);
+    }
     const rows = this.lines.map(({ changeId, ...line }) =>
       tx.create(ProrationLineSchema, {
         ...line,
@@ -345,10 +374,44 @@ export class ItemChanges {
         },
         rows.map((row) => ({ prorationLineId: row.id })),
       );
-      if (customer.collectionMode !== 'draft_invoice') await new InvoiceBookingService(ctx).book(invoice.id);
+      if (customer.collectionMode !== 'draft_invoice')
+        await new InvoiceBookingService(ctx).book(invoice.id, { creditToBalance: true });
       for (const row of rows) row.invoiceId = invoice.id;
     }
     await tx.flush();
     return rows;
   }
+}
+
+/**
+ * Makes the item's trial line not invoiced yet name the quantity (and price) in force at the trial end,
+ * after the item's scheduled changes (those made during the trial apply from its end). A quantity of
+ * zero at the trial end bills nothing, so the line goes.
+ */
+export async function refreshTrialLine(
+  tx: EntityManager,
+  environmentId: string,
+  subscription: Subscription,
+  item: SubscriptionItem,
+  changes: readonly SubscriptionChange[],
+): Promise<void> {
+  if (!subscription.trialEnd) return;
+  const line = await tx.findOne(ProrationLineSchema, {
+    environmentId,
+    subscriptionItemId: item.id,
+    kind: 'trial',
+    invoiceId: null,
+  });
+  if (!line) return;
+  const state = stateFor(item, changes, subscription.trialEnd);
+  const quantity = new Decimal(state.quantity);
+  if (quantity.isZero()) {
+    tx.remove(line);
+    return;
+  }
+  if (quantity.eq(line.quantity) && state.priceId === line.priceId) return;
+  const product = await tx.findOneOrFail(ProductSchema, { id: item.productId, environmentId });
+  line.quantity = quantity.toFixed();
+  line.priceId = state.priceId;
+  line.description = `Trial period of ${quantity.toFixed()} × ${product.name}, ${shortDate(line.periodStart)} – ${shortDate(line.periodEnd)}`;
 }

@@ -98,6 +98,8 @@ export const SubscriptionChangeSchema = defineEntity({
     appliesFrom: p.date(),
     quantity: p.decimal('string').precision(21).scale(6).nullable(),
     priceId: p.uuid().nullable(),
+    /** The item's removal (or its subscription's cancellation): no period from `appliesFrom` on is billed. */
+    removes: p.boolean().default(false),
     proration: p.enum(PRORATION_BEHAVIORS),
     status: p.enum(SUBSCRIPTION_CHANGE_STATUSES),
     createdAt: p.datetime().onCreate(() => new Date()),

@@ -11,7 +11,7 @@ import { BillingMethodEnum, PriceRef, PurchaseEnum, TermUnitEnum } from '../pric
 import { priceLoaders } from '../price/price.reads.ts';
 import { ProductRef } from '../product/product.graphql.ts';
 import { productLoaders } from '../product/product.reads.ts';
-import { changesOf, currentState, type ItemState, pendingPeriod } from './subscription.cycle.ts';
+import { changesOf, currentState, type ItemState, itemPeriod, pendingPeriod } from './subscription.cycle.ts';
 import {
   PRORATION_BEHAVIORS,
   SUBSCRIPTION_STATUSES,
@@ -70,7 +70,8 @@ async function waiting(item: SubscriptionItem, ctx: RequestContext): Promise<Sub
     reads.byId.load(item.subscriptionId),
     reads.changesBySubscriptionId.load(item.subscriptionId),
   ]);
-  const period = subscription ? pendingPeriod(subscription, item) : null;
+  // An item that ends has no pending period, but its removal waits from its next period's start on.
+  const period = subscription ? itemPeriod(subscription, item, item.periodIndex) : null;
   if (!period) return [];
   return changesOf(item, changes).filter((change) => change.appliesFrom >= period.start);
 }
@@ -90,7 +91,7 @@ export const ProrationBehaviorEnum = builder.enumType('ProrationBehavior', {
 
 const ScheduledChangeRef = builder.objectRef<SubscriptionChange>('SubscriptionScheduledChange').implement({
   description:
-    'A change of an item: whole periods from appliesFrom on bill it; the days from effectiveOn to appliesFrom are prorated unless proration is none.',
+    'A change of an item (its quantity, price, or its removal): whole periods from appliesFrom on bill it; the days from effectiveOn to appliesFrom are prorated unless proration is none.',
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID' }),
     effectiveOn: t.expose('effectiveOn', {
@@ -107,6 +108,10 @@ const ScheduledChangeRef = builder.objectRef<SubscriptionChange>('SubscriptionSc
       resolve: (change) => (change.quantity == null ? null : Number(change.quantity)),
     }),
     priceId: t.expose('priceId', { type: 'UUID', nullable: true, description: 'None: the price stays.' }),
+    removes: t.exposeBoolean('removes', {
+      description:
+        'The removal of the item (or the cancellation of its subscription): no period from appliesFrom on is billed. Cancelling it keeps the item (and the subscription) going.',
+    }),
     proration: t.expose('proration', { type: ProrationBehaviorEnum }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),

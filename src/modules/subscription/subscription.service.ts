@@ -15,7 +15,7 @@ import { type Price, PriceSchema } from '../price/price.entity.ts';
 import { priceLoaders } from '../price/price.reads.ts';
 import { type Product, ProductSchema } from '../product/product.entity.ts';
 import { productLoaders } from '../product/product.reads.ts';
-import { ItemChanges } from './subscription.changes.ts';
+import { ItemChanges, refreshTrialLine } from './subscription.changes.ts';
 import {
   currentState,
   isBillable,
@@ -30,6 +30,7 @@ import {
   type ProrationBehavior,
   ProrationLineSchema,
   type Subscription,
+  type SubscriptionChange,
   SubscriptionChangeSchema,
   type SubscriptionItem,
   SubscriptionItemSchema,
@@ -322,6 +323,12 @@ export class SubscriptionService {
       if (later > 0) {
         throw new DomainError('CONFLICT', 'a later change of this item is scheduled; cancel that one first');
       }
+      if (change.removes) {
+        await this.releaseRemoval(tx, subscription, items, change);
+        this.touch(subscription, [item]);
+        recordSubscriptionEvent(tx, 'subscription.updated', subscription, items);
+        return { subscription, prorationLines: [] };
+      }
       const pending = itemPeriod(subscription, item, item.periodIndex);
       if (
         !pending ||
@@ -343,10 +350,89 @@ export class SubscriptionService {
       for (const line of lines) tx.remove(line);
       change.status = 'cancelled';
       change.cancelledAt = new Date();
+      const rest = await tx.find(SubscriptionChangeSchema, {
+        environmentId,
+        subscriptionId: subscription.id,
+        status: 'scheduled',
+      });
+      await refreshTrialLine(tx, environmentId, subscription, item, rest);
       this.touch(subscription, [item]);
       recordSubscriptionEvent(tx, 'subscription.updated', subscription, items);
       return { subscription, prorationLines: [] };
     });
+  }
+
+  /**
+   * Cancels a scheduled removal before its day has come: the item (and, when the removal came from
+   * the subscription's cancellation, every item that cancellation ended, and the subscription) goes
+   * on as before, and the unused-time credits the removal made are dropped. Refused once the end has
+   * come or a credit is invoiced.
+   */
+  private async releaseRemoval(
+    tx: EntityManager,
+    subscription: Subscription,
+    items: SubscriptionItem[],
+    change: SubscriptionChange,
+  ): Promise<void> {
+    const { environmentId } = this.ctx;
+    const now = await customerNow(tx, environmentId, subscription.customerId);
+    if (subscription.status === 'ended' || startOf(subscription, change.appliesFrom) <= now) {
+      throw new DomainError(
+        'CONFLICT',
+        `the item ended on ${change.appliesFrom}; the removal can no longer be cancelled`,
+      );
+    }
+    const cancelledDay = subscription.cancelledAt
+      ? dateInZone(subscription.cancelledAt, subscription.timezone)
+      : null;
+    // A cancellation of the subscription ended all its items at once: cancelling one of its removals
+    // takes the whole cancellation back.
+    const fromCancellation = subscription.status === 'cancelled' && cancelledDay === change.effectiveOn;
+    const removals = fromCancellation
+      ? await tx.find(SubscriptionChangeSchema, {
+          environmentId,
+          subscriptionId: subscription.id,
+          removes: true,
+          status: 'scheduled',
+          effectiveOn: change.effectiveOn,
+        })
+      : [change];
+    const lines = await tx.find(ProrationLineSchema, {
+      environmentId,
+      changeId: { $in: removals.map((removal) => removal.id) },
+    });
+    if (lines.some((line) => line.invoiceId)) {
+      throw new DomainError(
+        'CONFLICT',
+        'the credit for the unused time is already invoiced; the removal can no longer be cancelled',
+      );
+    }
+    for (const line of lines) tx.remove(line);
+    const cancelled = new Date();
+    for (const removal of removals) {
+      removal.status = 'cancelled';
+      removal.cancelledAt = cancelled;
+    }
+    const rest = await tx.find(SubscriptionChangeSchema, {
+      environmentId,
+      subscriptionId: subscription.id,
+      removes: true,
+      status: 'scheduled',
+    });
+    for (const ended of items) {
+      if (!removals.some((removal) => removal.subscriptionItemId === ended.id)) continue;
+      // An earlier removal of the item still waiting keeps its end.
+      const still = rest
+        .filter((removal) => removal.subscriptionItemId === ended.id && !removals.includes(removal))
+        .map((removal) => removal.appliesFrom)
+        .sort();
+      ended.endsOn = still[0] ?? null;
+      refreshBillAt(subscription, ended);
+    }
+    if (fromCancellation) {
+      subscription.status = 'active';
+      subscription.cancelledAt = null;
+    }
   }
 
   /**
