@@ -196,7 +196,7 @@ async function main(): Promise<void> {
         }
         await gql(
           n + 1,
-          '{ invoices(first: 20) { edges { node { id handle customer { id name } items { id } } } } }',
+          '{ invoices(first: 20) { edges { node { id handle customerId customer { name } items { id } } } } }',
         );
       }
     };
