@@ -21,18 +21,28 @@ const BalanceTransactionTypeEnum = builder.enumType('BalanceTransactionType', {
 export const CustomerBalanceRef = builder.objectRef<CustomerBalance>('CustomerBalance').implement({
   description: "A customer's credit in one currency, in its minor unit; never negative.",
   fields: (t) => ({
-    currency: t.exposeString('currency'),
-    amount: t.expose('amount', { type: 'SafeInt' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code, e.g. EUR.' }),
+    amount: t.expose('amount', {
+      type: 'SafeInt',
+      description: 'In minor units of the currency (cents for EUR).',
+    }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
   }),
 });
 
 const RefundRef = builder.objectRef<Refund>('Refund').implement({
   description: 'Money paid back to the customer, from its balance or for a credit note.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
-    currency: t.exposeString('currency'),
-    amount: t.expose('amount', { type: 'SafeInt' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code, e.g. EUR.' }),
+    amount: t.expose('amount', {
+      type: 'SafeInt',
+      description: 'In minor units of the currency (cents for EUR).',
+    }),
     date: t.expose('date', { type: 'Date' }),
     reference: t.exposeString('reference', { nullable: true }),
     note: t.exposeString('note', { nullable: true }),
@@ -43,17 +53,23 @@ const RefundRef = builder.objectRef<Refund>('Refund').implement({
       resolve: (refund, _args, ctx) =>
         refund.creditNoteId ? ctx.loaders.of(invoiceLoaders).byId.load(refund.creditNoteId) : null,
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
   }),
 });
 
 const BalanceTransactionRef = builder.objectRef<BalanceTransaction>('BalanceTransaction').implement({
   description: 'One movement of a credit balance: positive adds credit, negative uses it.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     type: t.expose('type', { type: BalanceTransactionTypeEnum }),
-    currency: t.exposeString('currency'),
-    amount: t.expose('amount', { type: 'SafeInt' }),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code, e.g. EUR.' }),
+    amount: t.expose('amount', {
+      type: 'SafeInt',
+      description: 'In minor units of the currency (cents for EUR).',
+    }),
     invoice: t.field({
       type: InvoiceRef,
       nullable: true,
@@ -77,7 +93,10 @@ const BalanceTransactionRef = builder.objectRef<BalanceTransaction>('BalanceTran
       nullable: true,
       resolve: (row, _args, ctx) => (row.refundId ? new BalanceReads(ctx).refund(row.refundId) : null),
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
   }),
 });
 
@@ -138,7 +157,11 @@ const RefundCreatePayload = builder
         nullable: true,
         resolve: (payload) => payload.result?.balance ?? null,
       }),
-      userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors }),
+      userErrors: t.field({
+        type: [UserErrorRef],
+        description: 'Why the mutation changed nothing; empty when it succeeded.',
+        resolve: (payload) => payload.userErrors,
+      }),
     }),
   });
 
@@ -147,8 +170,12 @@ builder.mutationFields((t) => ({
     type: RefundCreatePayload,
     description: 'Records money paid back to a customer out of its credit balance, which it reduces.',
     args: {
-      customerId: t.arg({ type: 'UUID', required: true }),
-      input: t.arg({ type: RefundCreateInputRef, required: true }),
+      customerId: t.arg({ type: 'UUID', required: true, description: 'The customer’s id.' }),
+      input: t.arg({
+        type: RefundCreateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
     },
     resolve: (_root, { customerId, input }, ctx) =>
       withUserErrors('result', () => new RefundService(ctx).create(customerId, input)),

@@ -25,7 +25,7 @@ const BillingRunTriggerEnum = builder.enumType('BillingRunTrigger', { values: BI
 const BillingRunErrorRef = builder.objectRef<BillingRunError>('BillingRunError').implement({
   description: 'A customer the run could not bill; nothing of that customer was billed by the run.',
   fields: (t) => ({
-    customerId: t.expose('customerId', { type: 'UUID' }),
+    customerId: t.expose('customerId', { type: 'UUID', description: 'The customer’s id.' }),
     message: t.exposeString('message'),
   }),
 });
@@ -33,7 +33,7 @@ const BillingRunErrorRef = builder.objectRef<BillingRunError>('BillingRunError')
 const BillingRunRef = builder.objectRef<BillingRun>('BillingRun').implement({
   description: 'A billing run of this environment and what it billed.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     asOf: t.expose('asOf', { type: 'DateTime', description: 'Everything due by then was billed.' }),
     triggeredBy: t.expose('triggeredBy', { type: BillingRunTriggerEnum }),
     testClockId: t.expose('testClockId', {
@@ -42,8 +42,12 @@ const BillingRunRef = builder.objectRef<BillingRun>('BillingRun').implement({
       description: 'The test clock whose customers (only) the run billed; null: the customers on no clock.',
     }),
     status: t.expose('status', { type: BillingRunStatusEnum }),
-    startedAt: t.expose('startedAt', { type: 'DateTime' }),
-    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+    startedAt: t.expose('startedAt', { type: 'DateTime', description: 'When it started (ISO 8601, UTC).' }),
+    finishedAt: t.expose('finishedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it finished (ISO 8601, UTC); null while it runs.',
+    }),
     invoiceCount: t.exposeInt('invoiceCount'),
     periodCount: t.exposeInt('periodCount', { description: 'Item periods billed (with or without usage).' }),
     renewalCount: t.exposeInt('renewalCount', { description: 'Terms renewed.' }),
@@ -118,7 +122,7 @@ builder.queryFields((t) => ({
   billingRun: t.field({
     type: BillingRunRef,
     nullable: true,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => new BillingRunService(ctx).find(id),
   }),
   billingRuns: t.connection(

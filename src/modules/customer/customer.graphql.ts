@@ -48,8 +48,15 @@ export const CustomerRef = builder.objectRef<Customer>('Customer').implement({
       nullable: true,
       description: 'The test clock whose time the customer lives on (test environments), set at creation.',
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
   }),
 });
 
@@ -135,7 +142,7 @@ builder.queryFields((t) => ({
   customer: t.field({
     type: CustomerRef,
     nullable: true,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(customerLoaders).byId.load(id),
   }),
   customerByHandle: t.field({
@@ -164,15 +171,25 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   customerCreate: t.field({
     type: CustomerCreatePayload,
-    args: { input: t.arg({ type: CustomerCreateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: CustomerCreateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('customer', () => new CustomerService(ctx).create(input)),
   }),
   customerUpdate: t.field({
     type: CustomerUpdatePayload,
     args: {
-      id: t.arg({ type: 'UUID', required: true }),
-      input: t.arg({ type: CustomerUpdateInputRef, required: true }),
+      id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
+      input: t.arg({
+        type: CustomerUpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
     },
     resolve: (_root, { id, input }, ctx) =>
       withUserErrors('customer', () => new CustomerService(ctx).update(id, input)),

@@ -28,7 +28,11 @@ const EmailSettingsRef = builder.objectRef<EmailSettings>('EmailSettings').imple
       description: 'Days between reminders; the first goes out once the invoice is overdue. 0: no reminders.',
     }),
     maxReminders: t.exposeInt('maxReminders', { description: 'Reminders per invoice at most.' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
   }),
 });
 
@@ -44,7 +48,7 @@ const EmailStatusEnum = builder.enumType('InvoiceEmailStatus', {
 const InvoiceEmailRef = builder.objectRef<InvoiceEmail>('InvoiceEmail').implement({
   description: 'One e-mail to the customer about an invoice or credit note, with the PDF attached.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     kind: t.expose('kind', { type: EmailKindEnum }),
     sequence: t.exposeInt('sequence', {
       description: 'invoice: 0 for the one sent at booking, 1, 2, … for copies; reminder: its number.',
@@ -58,7 +62,10 @@ const InvoiceEmailRef = builder.objectRef<InvoiceEmail>('InvoiceEmail').implemen
     }),
     error: t.exposeString('error', { nullable: true, description: 'Why the last try failed.' }),
     attempts: t.exposeInt('attempts'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
     sentAt: t.expose('sentAt', { type: 'DateTime', nullable: true }),
   }),
 });
@@ -106,7 +113,13 @@ builder.mutationFields((t) => ({
   emailSettingsUpdate: t.field({
     type: EmailSettingsUpdatePayload,
     description: 'Changes how invoices are e-mailed; a template naming an unknown placeholder is refused.',
-    args: { input: t.arg({ type: EmailSettingsUpdateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: EmailSettingsUpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('emailSettings', () => new EmailSettingsService(ctx).update(input)),
   }),
@@ -115,7 +128,7 @@ builder.mutationFields((t) => ({
     description:
       'Sends a copy of a booked invoice or credit note to its customer’s e-mail address now, whatever the ' +
       'collection mode; see its `emails` for the outcome. Asking again before the copy went out sends one.',
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) =>
       withUserErrors('invoice', () => new InvoiceEmailService(ctx).requestSend(id)),
   }),

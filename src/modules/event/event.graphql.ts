@@ -15,7 +15,7 @@ const EventRef = builder.objectRef<Event>('Event').implement({
     'Something that happened to an object of the environment, recorded in the same transaction as the ' +
     'change: it exists if and only if the change committed. Kept EVENT_RETENTION_DAYS (30) days.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     type: t.field({ type: EventTypeEnum, resolve: (event) => event.type as EventType }),
     objectType: t.exposeString('objectType', { description: 'The kind of object: customer, invoice, …' }),
     objectId: t.expose('objectId', { type: 'UUID' }),
@@ -24,7 +24,10 @@ const EventRef = builder.objectRef<Event>('Event').implement({
       description:
         'The object as the REST API shows it at the moment of the event (its GraphQL fields where REST has none).',
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
   }),
 });
 

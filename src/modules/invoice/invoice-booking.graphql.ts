@@ -101,7 +101,11 @@ const InvoiceSettlePayload = builder
         nullable: true,
         resolve: (payload) => payload.result?.settlement ?? null,
       }),
-      userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors }),
+      userErrors: t.field({
+        type: [UserErrorRef],
+        description: 'Why the mutation changed nothing; empty when it succeeded.',
+        resolve: (payload) => payload.userErrors,
+      }),
     }),
   });
 
@@ -109,15 +113,19 @@ builder.mutationFields((t) => ({
   invoiceBook: t.field({
     type: InvoiceBookPayload,
     description: 'Books a draft: assigns the next gapless number and freezes the customer onto it.',
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => withUserErrors('invoice', () => new InvoiceBookingService(ctx).book(id)),
   }),
   invoiceSettle: t.field({
     type: InvoiceSettlePayload,
     description: 'Records a payment (or other settlement) of a booked invoice.',
     args: {
-      id: t.arg({ type: 'UUID', required: true }),
-      input: t.arg({ type: InvoiceSettleInputRef, required: true }),
+      id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
+      input: t.arg({
+        type: InvoiceSettleInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
     },
     resolve: (_root, { id, input }, ctx) =>
       withUserErrors('result', () => new InvoiceSettlementService(ctx).settle(id, input)),
@@ -126,7 +134,7 @@ builder.mutationFields((t) => ({
     type: CreditNoteCreatePayload,
     description: 'Creates a draft credit note for some or all lines of a booked invoice.',
     args: {
-      invoiceId: t.arg({ type: 'UUID', required: true }),
+      invoiceId: t.arg({ type: 'UUID', required: true, description: 'The invoice’s id.' }),
       input: t.arg({ type: CreditNoteCreateInputRef }),
     },
     resolve: (_root, { invoiceId, input }, ctx) =>

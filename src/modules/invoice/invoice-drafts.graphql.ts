@@ -100,7 +100,11 @@ function itemPayloadType(name: string) {
         nullable: true,
         resolve: (payload) => payload.result?.item ?? null,
       }),
-      userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors }),
+      userErrors: t.field({
+        type: [UserErrorRef],
+        description: 'Why the mutation changed nothing; empty when it succeeded.',
+        resolve: (payload) => payload.userErrors,
+      }),
     }),
   });
 }
@@ -113,7 +117,11 @@ const InvoiceItemRemovePayload = payloadType('InvoiceItemRemovePayload', 'invoic
 const InvoiceDeletePayload = builder.objectRef<Payload<string>>('InvoiceDeletePayload').implement({
   fields: (t) => ({
     deletedInvoiceId: t.field({ type: 'UUID', nullable: true, resolve: (payload) => payload.result }),
-    userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors }),
+    userErrors: t.field({
+      type: [UserErrorRef],
+      description: 'Why the mutation changed nothing; empty when it succeeded.',
+      resolve: (payload) => payload.userErrors,
+    }),
   }),
 });
 
@@ -121,15 +129,25 @@ builder.mutationFields((t) => ({
   invoiceCreate: t.field({
     type: InvoiceCreatePayload,
     description: 'Creates a draft invoice.',
-    args: { input: t.arg({ type: InvoiceCreateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: InvoiceCreateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('invoice', () => new InvoiceDraftService(ctx).create(input)),
   }),
   invoiceUpdate: t.field({
     type: InvoiceUpdatePayload,
     args: {
-      id: t.arg({ type: 'UUID', required: true }),
-      input: t.arg({ type: InvoiceUpdateInputRef, required: true }),
+      id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
+      input: t.arg({
+        type: InvoiceUpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
     },
     resolve: (_root, { id, input }, ctx) =>
       withUserErrors('invoice', () => new InvoiceDraftService(ctx).update(id, input)),
@@ -137,8 +155,14 @@ builder.mutationFields((t) => ({
   invoiceItemAdd: t.field({
     type: InvoiceItemAddPayload,
     args: {
-      invoiceId: t.arg({ type: 'UUID', required: true }),
-      input: t.arg({ type: InvoiceItemInputRef, required: true }).validate(InvoiceItemInput),
+      invoiceId: t.arg({ type: 'UUID', required: true, description: 'The invoice’s id.' }),
+      input: t
+        .arg({
+          type: InvoiceItemInputRef,
+          required: true,
+          description: 'The values to write (see the input type).',
+        })
+        .validate(InvoiceItemInput),
     },
     resolve: (_root, { invoiceId, input }, ctx) =>
       withUserErrors('result', () => new InvoiceDraftService(ctx).addItem(invoiceId, input)),
@@ -146,22 +170,28 @@ builder.mutationFields((t) => ({
   invoiceItemUpdate: t.field({
     type: InvoiceItemUpdatePayload,
     args: {
-      id: t.arg({ type: 'UUID', required: true }),
-      input: t.arg({ type: InvoiceItemUpdateInputRef, required: true }).validate(InvoiceItemUpdateInput),
+      id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
+      input: t
+        .arg({
+          type: InvoiceItemUpdateInputRef,
+          required: true,
+          description: 'The values to write (see the input type).',
+        })
+        .validate(InvoiceItemUpdateInput),
     },
     resolve: (_root, { id, input }, ctx) =>
       withUserErrors('result', () => new InvoiceDraftService(ctx).updateItem(id, input)),
   }),
   invoiceItemRemove: t.field({
     type: InvoiceItemRemovePayload,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) =>
       withUserErrors('invoice', () => new InvoiceDraftService(ctx).removeItem(id)),
   }),
   invoiceDelete: t.field({
     type: InvoiceDeletePayload,
     description: 'Deletes a draft.',
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => withUserErrors('result', () => new InvoiceDraftService(ctx).delete(id)),
   }),
 }));

@@ -61,7 +61,7 @@ const InvoiceItemDiscountRef = builder.objectRef<InvoiceItem>('InvoiceItemDiscou
 
 export const InvoiceItemRef = builder.objectRef<InvoiceItem>('InvoiceItem').implement({
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     quantity: t.float({ resolve: (item) => Number(item.quantity) }),
     unitAmount: t.float({
       description: 'Minor units; may be fractional (0.25 cents per call).',
@@ -94,12 +94,18 @@ export const InvoiceItemRef = builder.objectRef<InvoiceItem>('InvoiceItem').impl
 
 export const SettlementRef = builder.objectRef<Settlement>('Settlement').implement({
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     date: t.expose('date', { type: 'Date' }),
-    amount: t.expose('amount', { type: 'SafeInt' }),
+    amount: t.expose('amount', {
+      type: 'SafeInt',
+      description: 'In minor units of the currency (cents for EUR).',
+    }),
     reference: t.exposeString('reference', { nullable: true }),
     note: t.exposeString('note', { nullable: true }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
   }),
 });
 
@@ -114,9 +120,16 @@ InvoiceRef.implement({
     type: t.expose('type', { type: InvoiceTypeEnum }),
     status: t.expose('status', { type: InvoiceStatusEnum }),
     settlementStatus: t.expose('settlementStatus', { type: SettlementStatusEnum }),
-    currency: t.exposeString('currency'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code, e.g. EUR.' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
     bookedAt: t.expose('bookedAt', { type: 'DateTime', nullable: true }),
     customer: t.field({
       type: InvoiceCustomerSnapshotRef,
@@ -235,7 +248,7 @@ builder.queryFields((t) => ({
   invoice: t.field({
     type: InvoiceRef,
     nullable: true,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(invoiceLoaders).byId.load(id),
   }),
   invoiceByNumber: t.field({

@@ -59,7 +59,7 @@ const JournalLineRef = builder.objectRef<JournalLine>('JournalLine').implement({
 const JournalEntryRef = builder.objectRef<JournalEntry>('JournalEntry').implement({
   description: 'An immutable, balanced posting; corrections are new entries.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     number: t.expose('number', { type: 'SafeInt', description: 'Gapless per environment.' }),
     kind: t.expose('kind', { type: JournalKindEnum }),
     date: t.expose('date', { type: 'Date' }),
@@ -68,8 +68,8 @@ const JournalEntryRef = builder.objectRef<JournalEntry>('JournalEntry').implemen
       nullable: true,
       description: 'Null only for a refund out of the credit balance (see refundId).',
     }),
-    customerId: t.expose('customerId', { type: 'UUID' }),
-    currency: t.exposeString('currency'),
+    customerId: t.expose('customerId', { type: 'UUID', description: 'The customer’s id.' }),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code, e.g. EUR.' }),
     settlementId: t.expose('settlementId', { type: 'UUID', nullable: true }),
     refundId: t.expose('refundId', { type: 'UUID', nullable: true }),
     lines: t.field({
@@ -82,7 +82,7 @@ const JournalEntryRef = builder.objectRef<JournalEntry>('JournalEntry').implemen
 const TrialBalanceRowRef = builder.objectRef<TrialBalanceRow>('TrialBalanceRow').implement({
   fields: (t) => ({
     account: t.field({ type: LedgerAccountRef, resolve: (row, _args, ctx) => account(row.accountId, ctx) }),
-    currency: t.exposeString('currency'),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code, e.g. EUR.' }),
     debit: t.expose('debit', { type: 'SafeInt' }),
     credit: t.expose('credit', { type: 'SafeInt' }),
     balance: t.expose('balance', { type: 'SafeInt', description: 'Debit minus credit.' }),
@@ -94,7 +94,10 @@ const WaterfallMonthRef = builder
   .implement({
     fields: (t) => ({
       month: t.exposeString('month', { description: 'YYYY-MM' }),
-      amount: t.expose('amount', { type: 'SafeInt' }),
+      amount: t.expose('amount', {
+        type: 'SafeInt',
+        description: 'In minor units of the currency (cents for EUR).',
+      }),
     }),
   });
 
@@ -105,7 +108,7 @@ const DeferredRevenueRef = builder.objectRef<DeferredRevenue>('DeferredRevenue')
       resolve: (row, _args, ctx) =>
         ctx.loaders.of(ledgerLoaders).accountSetById.load(row.accountSetId) as never,
     }),
-    currency: t.exposeString('currency'),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code, e.g. EUR.' }),
     balance: t.expose('balance', {
       type: 'SafeInt',
       description: 'Deferred as of the date (credit balance).',
@@ -193,7 +196,13 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   ledgerSettingsUpdate: t.field({
     type: LedgerSettingsUpdatePayload,
-    args: { input: t.arg({ type: LedgerSettingsInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: LedgerSettingsInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('ledgerSettings', () => new LedgerSettingsService(ctx).update(input)),
   }),

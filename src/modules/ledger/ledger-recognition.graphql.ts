@@ -11,7 +11,10 @@ const RecognitionRowRef = builder.objectRef<RecognitionRow>('RecognitionSchedule
     'One share of a deferred line: recognized (deferral to income) on its date. A credit note’s take-back from income is a posted negative row.',
   fields: (t) => ({
     date: t.expose('date', { type: 'Date' }),
-    amount: t.expose('amount', { type: 'SafeInt' }),
+    amount: t.expose('amount', {
+      type: 'SafeInt',
+      description: 'In minor units of the currency (cents for EUR).',
+    }),
     posted: t.boolean({ resolve: (row) => row.postedEntryId !== null }),
     cancelled: t.exposeBoolean('cancelled', { description: 'Cancelled by a void (or credited to zero).' }),
   }),

@@ -19,8 +19,15 @@ export const LedgerAccountRef = builder.objectRef<LedgerAccount>('LedgerAccount'
     name: t.exposeString('name'),
     accountingCode: t.exposeString('accountingCode', { description: 'Unique within the environment.' }),
     barred: t.exposeBoolean('barred', { description: 'A barred account cannot be put in new account sets.' }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
   }),
 });
 
@@ -40,7 +47,10 @@ export const AccountSetRef = builder.objectRef<AccountSet>('AccountSet').impleme
       taxAccount: account('taxAccountId'),
       deferralAccount: account('deferralAccountId'),
       revenueRecognitionStrategy: t.expose('recognitionStrategy', { type: RecognitionStrategyEnum }),
-      createdAt: t.expose('createdAt', { type: 'DateTime' }),
+      createdAt: t.expose('createdAt', {
+        type: 'DateTime',
+        description: 'When it was created (ISO 8601, UTC).',
+      }),
     };
   },
 });
@@ -99,7 +109,7 @@ builder.queryFields((t) => ({
   ledgerAccount: t.field({
     type: LedgerAccountRef,
     nullable: true,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(ledgerLoaders).accountById.load(id),
   }),
   ledgerAccounts: t.connection(
@@ -113,7 +123,7 @@ builder.queryFields((t) => ({
   accountSet: t.field({
     type: AccountSetRef,
     nullable: true,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(ledgerLoaders).accountSetById.load(id),
   }),
   accountSets: t.connection(
@@ -129,22 +139,38 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   ledgerAccountCreate: t.field({
     type: LedgerAccountCreatePayload,
-    args: { input: t.arg({ type: LedgerAccountCreateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: LedgerAccountCreateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('ledgerAccount', () => new LedgerAccountService(ctx).create(input)),
   }),
   ledgerAccountUpdate: t.field({
     type: LedgerAccountUpdatePayload,
     args: {
-      id: t.arg({ type: 'UUID', required: true }),
-      input: t.arg({ type: LedgerAccountUpdateInputRef, required: true }),
+      id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
+      input: t.arg({
+        type: LedgerAccountUpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
     },
     resolve: (_root, { id, input }, ctx) =>
       withUserErrors('ledgerAccount', () => new LedgerAccountService(ctx).update(id, input)),
   }),
   accountSetCreate: t.field({
     type: AccountSetCreatePayload,
-    args: { input: t.arg({ type: AccountSetCreateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: AccountSetCreateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('accountSet', () => new AccountSetService(ctx).create(input)),
   }),

@@ -44,8 +44,15 @@ export const PriceRef = builder.objectRef<Price>('Price').implement({
       description:
         'Whether the amounts include tax; invoice lines billed from the price carry it. Not in REST.',
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
   }),
 });
 
@@ -106,7 +113,7 @@ builder.queryFields((t) => ({
   price: t.field({
     type: PriceRef,
     nullable: true,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(priceLoaders).byId.load(id),
   }),
   prices: t.connection(
@@ -125,14 +132,24 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   priceCreate: t.field({
     type: PriceCreatePayload,
-    args: { input: t.arg({ type: PriceCreateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: PriceCreateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) => withUserErrors('price', () => new PriceService(ctx).create(input)),
   }),
   priceUpdate: t.field({
     type: PriceUpdatePayload,
     args: {
-      id: t.arg({ type: 'UUID', required: true }),
-      input: t.arg({ type: PriceUpdateInputRef, required: true }),
+      id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
+      input: t.arg({
+        type: PriceUpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
     },
     resolve: (_root, { id, input }, ctx) =>
       withUserErrors('price', () => new PriceService(ctx).update(id, input)),

@@ -27,8 +27,15 @@ export const ProductRef = builder.objectRef<Product>('Product').implement({
       type: 'JSONObject',
       description: 'Keys the operator keeps on the product (REST PATCH keys that are no product field).',
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
   }),
 });
 
@@ -83,7 +90,7 @@ builder.queryFields((t) => ({
   product: t.field({
     type: ProductRef,
     nullable: true,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(productLoaders).byId.load(id),
   }),
   productByHandle: t.field({
@@ -109,15 +116,25 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   productCreate: t.field({
     type: ProductCreatePayload,
-    args: { input: t.arg({ type: ProductCreateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: ProductCreateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('product', () => new ProductService(ctx).create(input)),
   }),
   productUpdate: t.field({
     type: ProductUpdatePayload,
     args: {
-      id: t.arg({ type: 'UUID', required: true }),
-      input: t.arg({ type: ProductUpdateInputRef, required: true }),
+      id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
+      input: t.arg({
+        type: ProductUpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
     },
     resolve: (_root, { id, input }, ctx) =>
       withUserErrors('product', () => new ProductService(ctx).update(id, input)),

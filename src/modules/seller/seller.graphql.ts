@@ -13,7 +13,7 @@ const SellerLanguageEnum = builder.enumType('SellerLanguage', {
 const SellerLogoRef = builder.objectRef<SellerLogo>('SellerLogo').implement({
   description: 'The logo printed at the top of invoice documents.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     mediaType: t.exposeString('mediaType', { description: 'image/png or image/jpeg.' }),
     byteSize: t.exposeInt('byteSize'),
     data: t.exposeString('data', { description: 'The image, base64-encoded.' }),
@@ -52,7 +52,11 @@ const SellerProfileRef = builder.objectRef<SellerProfile>('SellerProfile').imple
       resolve: (profile, _args, ctx) =>
         profile.logoId ? new SellerProfileService(ctx).logo(profile.logoId) : null,
     }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
   }),
 });
 
@@ -99,7 +103,13 @@ builder.mutationFields((t) => ({
     type: SellerProfileUpdatePayload,
     description:
       'Changes the seller profile. Invoices booked before keep the profile they were booked with; drafts show the new one.',
-    args: { input: t.arg({ type: SellerProfileUpdateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: SellerProfileUpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('sellerProfile', () => new SellerProfileService(ctx).update(input)),
   }),

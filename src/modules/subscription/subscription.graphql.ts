@@ -92,7 +92,7 @@ const ScheduledChangeRef = builder.objectRef<SubscriptionChange>('SubscriptionSc
   description:
     'A change of an item: whole periods from appliesFrom on bill it; the days from effectiveOn to appliesFrom are prorated unless proration is none.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     effectiveOn: t.expose('effectiveOn', {
       type: 'Date',
       description: 'The local day the change was made for.',
@@ -108,7 +108,10 @@ const ScheduledChangeRef = builder.objectRef<SubscriptionChange>('SubscriptionSc
     }),
     priceId: t.expose('priceId', { type: 'UUID', nullable: true, description: 'None: the price stays.' }),
     proration: t.expose('proration', { type: ProrationBehaviorEnum }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
   }),
 });
 
@@ -121,7 +124,10 @@ export const ProrationLineRef = builder
       kind: t.exposeString('kind', {
         description: 'unused, remaining, or trial (the zero line naming a trial on the first invoice).',
       }),
-      subscriptionItemId: t.expose('subscriptionItemId', { type: 'UUID' }),
+      subscriptionItemId: t.expose('subscriptionItemId', {
+        type: 'UUID',
+        description: 'The subscription item’s id.',
+      }),
       productId: t.expose('productId', { type: 'UUID' }),
       priceId: t.expose('priceId', { type: 'UUID' }),
       description: t.exposeString('description'),
@@ -141,7 +147,7 @@ export const ProrationLineRef = builder
 export const SubscriptionItemRef = builder.objectRef<SubscriptionItem>('SubscriptionItem').implement({
   description: 'A product at a price. Periods are anchored at the subscription start, by the price term.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     product: t.field({
       type: ProductRef,
       resolve: async (item, _args, ctx) =>
@@ -222,7 +228,7 @@ export const SubscriptionRef = builder.objectRef<Subscription>('CustomerSubscrip
       resolve: async (subscription, _args, ctx) =>
         (await ctx.loaders.of(customerLoaders).byId.load(subscription.customerId)) as never,
     }),
-    currency: t.exposeString('currency'),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code, e.g. EUR.' }),
     term: t.field({ type: TermRef, resolve: (subscription) => subscription }),
     billingAnchor: t.expose('startDate', {
       type: 'Date',
@@ -250,19 +256,32 @@ export const SubscriptionRef = builder.objectRef<Subscription>('CustomerSubscrip
       resolve: (subscription, _args, ctx) =>
         ctx.loaders.of(subscriptionLoaders).itemsBySubscriptionId.load(subscription.id),
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
   }),
 });
 
 const UsageRecordRef = builder.objectRef<UsageRecord>('UsageRecord').implement({
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
-    subscriptionItemId: t.expose('subscriptionItemId', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
+    subscriptionItemId: t.expose('subscriptionItemId', {
+      type: 'UUID',
+      description: 'The subscription item’s id.',
+    }),
     quantity: t.float({ resolve: (record) => Number(record.quantity) }),
     timestamp: t.expose('occurredAt', { type: 'DateTime' }),
     idempotencyKey: t.exposeString('idempotencyKey'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
   }),
 });
 
@@ -383,7 +402,11 @@ const changePayload = (name: string) =>
         description: 'The proration lines the change made (or, previewed, would make).',
         resolve: (payload) => payload.prorationLines,
       }),
-      userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors }),
+      userErrors: t.field({
+        type: [UserErrorRef],
+        description: 'Why the mutation changed nothing; empty when it succeeded.',
+        resolve: (payload) => payload.userErrors,
+      }),
     }),
   });
 
@@ -411,7 +434,7 @@ builder.queryFields((t) => ({
   subscription: t.field({
     type: SubscriptionRef,
     nullable: true,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(subscriptionLoaders).byId.load(id),
   }),
   subscriptions: t.connection(
@@ -427,15 +450,25 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   subscriptionCreate: t.field({
     type: SubscriptionCreatePayload,
-    args: { input: t.arg({ type: SubscriptionCreateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: SubscriptionCreateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('subscription', () => new SubscriptionService(ctx).create(input)),
   }),
   subscriptionUpdate: t.field({
     type: SubscriptionUpdatePayload,
     args: {
-      id: t.arg({ type: 'UUID', required: true }),
-      input: t.arg({ type: SubscriptionUpdateInputRef, required: true }),
+      id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
+      input: t.arg({
+        type: SubscriptionUpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
       preview: t.arg.boolean({
         description: 'Answers the proration lines the change would make, and changes nothing.',
       }),
@@ -450,7 +483,7 @@ builder.mutationFields((t) => ({
     description:
       'Cancels from `at` (default now): no later period is billed and it no longer renews. With proration create (default) or invoice_now, the unused days of the period under way are credited; with none, that period runs out.',
     args: {
-      id: t.arg({ type: 'UUID', required: true }),
+      id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
       at: t.arg({ type: 'DateTime' }).validate(Instant.nullish()),
       proration: t.arg({ type: ProrationBehaviorEnum }),
       preview: t.arg.boolean({
@@ -468,7 +501,7 @@ builder.mutationFields((t) => ({
     type: ScheduledChangeCancelPayload,
     description:
       'Cancels a scheduled change no billed period has used yet, with its proration lines (refused once they are invoiced, or while a later change of the item waits).',
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: async (_root, { id }, ctx) => {
       const payload = await withUserErrors('result', () =>
         new SubscriptionService(ctx).cancelScheduledChange(id),

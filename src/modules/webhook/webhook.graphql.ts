@@ -39,7 +39,7 @@ const AttemptRef = builder.objectRef<WebhookDeliveryAttempt>('WebhookDeliveryAtt
   description: 'One HTTP request of a delivery and what came of it.',
   fields: (t) => ({
     number: t.exposeInt('number', { description: '1 for the first attempt.' }),
-    startedAt: t.expose('startedAt', { type: 'DateTime' }),
+    startedAt: t.expose('startedAt', { type: 'DateTime', description: 'When it started (ISO 8601, UTC).' }),
     durationMs: t.exposeInt('durationMs'),
     statusCode: t.exposeInt('statusCode', {
       nullable: true,
@@ -58,7 +58,7 @@ const DeliveryRef = builder.objectRef<WebhookDelivery>('WebhookDelivery').implem
     'One event on its way to one endpoint (or a test message), signed per Standard Webhooks: the header ' +
     '`webhook-id` is the event’s id (a test message’s: the delivery’s id).',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     endpointId: t.expose('endpointId', { type: 'UUID' }),
     eventId: t.expose('eventId', { type: 'UUID', nullable: true, description: 'Null for a test message.' }),
     eventType: t.exposeString('eventType', { description: 'The event’s type, or webhook.test.' }),
@@ -74,8 +74,15 @@ const DeliveryRef = builder.objectRef<WebhookDelivery>('WebhookDelivery').implem
       nullable: true,
       description: 'When the next attempt is due, while pending.',
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
+    finishedAt: t.expose('finishedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it finished (ISO 8601, UTC); null while it runs.',
+    }),
     attempts: t.field({
       type: [AttemptRef],
       description: 'Every attempt, first first.',
@@ -89,7 +96,7 @@ const EndpointRef = builder.objectRef<WebhookEndpoint>('WebhookEndpoint').implem
     'A URL that receives this environment’s events as signed POST requests (Standard Webhooks), retried with ' +
     'growing waits for WEBHOOK_RETRY_HOURS (72) until it answers 2xx.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     url: t.exposeString('url'),
     description: t.exposeString('description', { nullable: true }),
     eventTypes: t.field({
@@ -104,7 +111,10 @@ const EndpointRef = builder.objectRef<WebhookEndpoint>('WebhookEndpoint').implem
       nullable: true,
       description: 'The first failed attempt since the last success.',
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     deliveries: t.connection(
       {
@@ -160,7 +170,11 @@ function secretPayloadType(name: string) {
             'Standard Webhooks library to verify deliveries.',
           resolve: (payload) => payload.created?.secret ?? null,
         }),
-        userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors as never }),
+        userErrors: t.field({
+          type: [UserErrorRef],
+          description: 'Why the mutation changed nothing; empty when it succeeded.',
+          resolve: (payload) => payload.userErrors as never,
+        }),
       }),
     });
 }
@@ -183,7 +197,7 @@ builder.queryFields((t) => ({
   webhookEndpoint: t.field({
     type: EndpointRef,
     nullable: true,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: async (_root, { id }, ctx) =>
       service(ctx)
         .get(id)
@@ -197,14 +211,24 @@ builder.mutationFields((t) => ({
   webhookEndpointCreate: t.field({
     type: CreatePayload,
     description: 'Adds an endpoint; its signing secret is in the answer, and only there.',
-    args: { input: t.arg({ type: CreateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: CreateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) => withUserErrors('created', () => service(ctx).create(input)),
   }),
   webhookEndpointUpdate: t.field({
     type: EndpointPayload,
     args: {
-      id: t.arg({ type: byId.id, required: true }),
-      input: t.arg({ type: UpdateInputRef, required: true }),
+      id: t.arg({ type: byId.id, required: true, description: 'The id of the object meant.' }),
+      input: t.arg({
+        type: UpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
     },
     resolve: (_root, { id, input }, ctx) =>
       withUserErrors('webhookEndpoint', () => service(ctx).update(id, input)),
@@ -212,33 +236,33 @@ builder.mutationFields((t) => ({
   webhookEndpointDisable: t.field({
     type: EndpointPayload,
     description: 'Stops deliveries to the endpoint: pending ones fail at their next attempt.',
-    args: { id: t.arg({ type: byId.id, required: true }) },
+    args: { id: t.arg({ type: byId.id, required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) =>
       withUserErrors('webhookEndpoint', () => service(ctx).setEnabled(id, false)),
   }),
   webhookEndpointEnable: t.field({
     type: EndpointPayload,
     description: 'Delivers events to the endpoint again, from now on (resend what it missed).',
-    args: { id: t.arg({ type: byId.id, required: true }) },
+    args: { id: t.arg({ type: byId.id, required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) =>
       withUserErrors('webhookEndpoint', () => service(ctx).setEnabled(id, true)),
   }),
   webhookEndpointRotateSecret: t.field({
     type: RotatePayload,
     description: 'A new signing secret for every delivery from now on; the old one stops at once.',
-    args: { id: t.arg({ type: byId.id, required: true }) },
+    args: { id: t.arg({ type: byId.id, required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => withUserErrors('created', () => service(ctx).rotateSecret(id)),
   }),
   webhookEndpointSendTest: t.field({
     type: DeliveryPayload,
     description: 'Sends a `webhook.test` message to the endpoint now; see the delivery for the outcome.',
-    args: { id: t.arg({ type: byId.id, required: true }) },
+    args: { id: t.arg({ type: byId.id, required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => withUserErrors('webhookDelivery', () => service(ctx).sendTest(id)),
   }),
   webhookDeliveryResend: t.field({
     type: DeliveryPayload,
     description: 'Sends a delivery’s message again now, as a new delivery (the same `webhook-id`).',
-    args: { id: t.arg({ type: byId.id, required: true }) },
+    args: { id: t.arg({ type: byId.id, required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => withUserErrors('webhookDelivery', () => service(ctx).resend(id)),
   }),
 }));

@@ -49,14 +49,22 @@ export type BalanceTransactionType =
 
 /** count: events; sum / max: of the property; unique_count: distinct values of the property in the period; latest: the value of the period’s last event; weighted_sum: each event adds its value to a level (carried over from earlier periods), averaged over the period by how long each level held. */
 export type BillableMetricAggregation =
+  /** The number of matching events. */
   | 'count'
+  /** The property’s value on the period’s last event. */
   | 'latest'
+  /** The largest value of the property in the period. */
   | 'max'
+  /** The sum of the property over the period’s events. */
   | 'sum'
+  /** How many distinct values the property took in the period. */
   | 'unique_count'
+  /** A level each event adds to, averaged over the period by how long each level held. */
   | 'weighted_sum';
 
+/** A new billable metric. Code, aggregation and field cannot change later. */
 export type BillableMetricCreateInput = {
+  /** How the period’s events become one quantity. */
   aggregation: BillableMetricAggregation;
   /** Letters, digits and _ . : - (at most 100). */
   code: Scalars['String']['input'];
@@ -64,6 +72,7 @@ export type BillableMetricCreateInput = {
   fieldName?: InputMaybe<Scalars['String']['input']>;
   /** Property name -> string value events must carry. */
   filters?: InputMaybe<Scalars['JSONObject']['input']>;
+  /** A name for people (1 to 250 characters). */
   name: Scalars['String']['input'];
   /** none when left out. */
   rounding?: InputMaybe<BillableMetricRounding>;
@@ -73,16 +82,24 @@ export type BillableMetricCreateInput = {
 
 /** How the aggregated value is rounded to roundingDecimals places (none: kept to 6 decimals). */
 export type BillableMetricRounding =
+  /** Rounded up to roundingDecimals places. */
   | 'ceil'
+  /** Rounded down to roundingDecimals places. */
   | 'floor'
+  /** Not rounded (kept to 6 decimals). */
   | 'none'
+  /** Rounded half away from zero to roundingDecimals places. */
   | 'round';
 
 /** Fields left out stay as they are; null filters clear them. Code, aggregation and field are fixed at creation. */
 export type BillableMetricUpdateInput = {
+  /** Property name -> string value events must carry; null clears them. */
   filters?: InputMaybe<Scalars['JSONObject']['input']>;
+  /** A new name for people. */
   name?: InputMaybe<Scalars['String']['input']>;
+  /** A new rounding mode. */
   rounding?: InputMaybe<BillableMetricRounding>;
+  /** New decimal places, 0 to 6. */
   roundingDecimals?: InputMaybe<Scalars['Int']['input']>;
 };
 
@@ -443,7 +460,9 @@ export type JournalEntryKind =
 
 /** What becomes of a usage event for a period already billed: adjust_next bills the difference on the item’s next invoice; reject answers it rejected (period_billed). */
 export type LateEventPolicy =
+  /** Store it and bill the difference on the item’s next invoice. */
   | 'adjust_next'
+  /** Refuse it as period_billed. */
   | 'reject';
 
 export type LedgerAccountCreateInput = {
@@ -471,7 +490,9 @@ export type LedgerSettingsInput = {
 
 /** Settings left out stay as they are. */
 export type MeteringSettingsUpdateInput = {
+  /** Hours a period waits after its end before it is billed (0 to 720). */
   gracePeriodHours?: InputMaybe<Scalars['Int']['input']>;
+  /** What becomes of late events. */
   lateEvents?: InputMaybe<LateEventPolicy>;
 };
 
@@ -805,11 +826,13 @@ export type TestClockStatus =
   | 'advancing'
   | 'ready';
 
+/** One usage event: something a customer used, at a time, for a billable metric. */
 export type UsageEventInput = {
   /** The customer’s id or handle. */
   customer: Scalars['String']['input'];
   /** The billable metric’s code. */
   metric: Scalars['String']['input'];
+  /** Values the metric reads and filters on (strings or numbers); {} when left out. */
   properties?: InputMaybe<Scalars['JSONObject']['input']>;
   /** When the usage happened; at most 24 hours ahead of the server clock. */
   timestamp: Scalars['DateTime']['input'];
@@ -817,22 +840,35 @@ export type UsageEventInput = {
   transactionId: Scalars['String']['input'];
 };
 
+/** Why a usage event was not stored. */
 export type UsageEventRejection =
+  /** The event is malformed (a missing field, a timestamp before 2000, a property of the wrong type). */
   | 'invalid'
+  /** The event falls in a period billed already and late events are rejected. */
   | 'period_billed'
+  /** The metric reads a property the event does not carry. */
   | 'property_missing'
+  /** The metric needs a number and the property is not one. */
   | 'property_not_a_number'
+  /** The timestamp is more than 24 hours ahead of the server clock. */
   | 'timestamp_in_future'
+  /** No customer of this environment has this id or handle. */
   | 'unknown_customer'
+  /** No billable metric of this environment has this code. */
   | 'unknown_metric';
 
 /** accepted: stored; duplicate: its transactionId was taken before (nothing stored); rejected: see reason. */
 export type UsageEventStatus =
+  /** Stored; it counts toward its period’s usage. */
   | 'accepted'
+  /** Its transactionId was stored before; nothing was stored this time. */
   | 'duplicate'
+  /** Not stored; `reason` and `message` say why. */
   | 'rejected';
 
+/** A new usage threshold on a metered item. */
 export type UsageThresholdCreateInput = {
+  /** Whether `value` is a quantity or an amount. */
   kind: UsageThresholdKind;
   /** An event-based item that bills a metric. */
   subscriptionItemId: Scalars['UUID']['input'];
@@ -842,7 +878,9 @@ export type UsageThresholdCreateInput = {
 
 /** usage: the item’s quantity (the metric aggregated over the period); amount: what its price gives for that quantity, in minor units before tax. */
 export type UsageThresholdKind =
+  /** What the price gives for that quantity, in minor units before tax. */
   | 'amount'
+  /** The item’s quantity in the period. */
   | 'usage';
 
 /** Why a mutation refused its input: the business outcomes a client can act on. */
