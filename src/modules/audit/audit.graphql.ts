@@ -2,7 +2,9 @@ import { AUDIT_ACTIONS, type AuditEvent } from '../../audit/audit-event.entity.t
 import { builder } from '../../graphql/builder.ts';
 import { AuditService } from './audit.service.ts';
 
-const AuditActionEnum = builder.enumType('AuditAction', { values: AUDIT_ACTIONS });
+const AuditActionEnum = builder.enumType('AuditAction', {
+  values: AUDIT_ACTIONS,
+});
 
 const AuditEventRef = builder.objectRef<AuditEvent>('AuditEvent').implement({
   description: 'One write to one object of the environment, recorded in the same transaction as the write.',

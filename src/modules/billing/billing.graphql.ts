@@ -20,7 +20,9 @@ const BillingRunStatusEnum = builder.enumType('BillingRunStatus', {
     'running; succeeded; failed (some customers could not be billed, see errors, or the run broke off); ' +
     'interrupted (stopped between two customers, or its process died; the next run carries on).',
 });
-const BillingRunTriggerEnum = builder.enumType('BillingRunTrigger', { values: BILLING_RUN_TRIGGERS });
+const BillingRunTriggerEnum = builder.enumType('BillingRunTrigger', {
+  values: BILLING_RUN_TRIGGERS,
+});
 
 const BillingRunErrorRef = builder.objectRef<BillingRunError>('BillingRunError').implement({
   description: 'A customer the run could not bill; nothing of that customer was billed by the run.',

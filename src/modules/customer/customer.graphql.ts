@@ -9,7 +9,9 @@ import { CustomerCreateInput, CustomerUpdateInput } from './customer.input.ts';
 import { customerLoaders } from './customer.reads.ts';
 import { CustomerService } from './customer.service.ts';
 
-export const CollectionModeEnum = builder.enumType('CollectionMode', { values: COLLECTION_MODES });
+export const CollectionModeEnum = builder.enumType('CollectionMode', {
+  values: COLLECTION_MODES,
+});
 
 export const BillingAddressRef = builder.objectRef<BillingAddress>('BillingAddress').implement({
   fields: (t) => ({
@@ -157,8 +159,14 @@ builder.queryFields((t) => ({
       type: CustomerRef,
       description: "The environment's customers, in creation order unless `orderBy` says otherwise.",
       args: {
-        filter: t.arg({ type: CustomerFilterRef }),
-        orderBy: t.arg({ type: CustomerOrder.ref }),
+        filter: t.arg({
+          type: CustomerFilterRef,
+          description: 'Only items matching every field given; all when left out.',
+        }),
+        orderBy: t.arg({
+          type: CustomerOrder.ref,
+          description: 'The sort order; creation order when left out.',
+        }),
       },
       resolve: (_root, { filter, orderBy, ...page }, ctx) =>
         new CustomerService(ctx).list(page, filter ?? {}, CustomerOrder.toSort(orderBy)),

@@ -12,7 +12,9 @@ import { InvoiceVoidService } from './invoice-void.service.ts';
 const customerToday = async (ctx: RequestContext, invoice: Invoice) =>
   today(await ctx.loaders.of(clockLoaders).nowByCustomerId.load(invoice.customerId));
 
-const CollectionStatusEnum = builder.enumType('CollectionStatus', { values: COLLECTION_STATUSES });
+const CollectionStatusEnum = builder.enumType('CollectionStatus', {
+  values: COLLECTION_STATUSES,
+});
 
 builder.objectFields(InvoiceRef, (t) => ({
   voidedAt: t.expose('voidedAt', {

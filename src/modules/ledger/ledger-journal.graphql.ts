@@ -11,7 +11,9 @@ import { ledgerLoaders } from './ledger.reads.ts';
 import { type DeferredRevenue, JournalReads, type TrialBalanceRow } from './ledger-journal.reads.ts';
 import { LedgerSettingsService } from './ledger-settings.service.ts';
 
-const JournalKindEnum = builder.enumType('JournalEntryKind', { values: JOURNAL_KINDS });
+const JournalKindEnum = builder.enumType('JournalEntryKind', {
+  values: JOURNAL_KINDS,
+});
 
 const account = async (id: string, ctx: RequestContext) => {
   const found = await ctx.loaders.of(ledgerLoaders).accountById.load(id);
@@ -172,7 +174,12 @@ builder.queryFields((t) => ({
   journalEntries: t.connection(
     {
       type: JournalEntryRef,
-      args: { filter: t.arg({ type: JournalEntryFilterRef }) },
+      args: {
+        filter: t.arg({
+          type: JournalEntryFilterRef,
+          description: 'Only items matching every field given; all when left out.',
+        }),
+      },
       resolve: (_root, { filter, ...page }, ctx) => new JournalReads(ctx).entries(filter ?? {}, page),
     },
     { name: 'JournalEntryConnection' },

@@ -9,10 +9,18 @@ import { PriceCreateGraphqlInput, PriceUpdateGraphqlInput } from './price.input.
 import { priceLoaders } from './price.reads.ts';
 import { PriceService } from './price.service.ts';
 
-export const TermUnitEnum = builder.enumType('TermUnit', { values: TERM_UNITS });
-export const PurchaseEnum = builder.enumType('Purchase', { values: PURCHASES });
-export const PriceModelEnum = builder.enumType('PriceModel', { values: PRICE_MODELS });
-export const BillingMethodEnum = builder.enumType('BillingMethod', { values: BILLING_METHODS });
+export const TermUnitEnum = builder.enumType('TermUnit', {
+  values: TERM_UNITS,
+});
+export const PurchaseEnum = builder.enumType('Purchase', {
+  values: PURCHASES,
+});
+export const PriceModelEnum = builder.enumType('PriceModel', {
+  values: PRICE_MODELS,
+});
+export const BillingMethodEnum = builder.enumType('BillingMethod', {
+  values: BILLING_METHODS,
+});
 
 const PRICING_DESCRIPTION =
   'Lowercase ISO 4217 currency code -> entry in minor units, shaped by priceModel: ' +
@@ -120,7 +128,16 @@ builder.queryFields((t) => ({
     {
       type: PriceRef,
       description: "The environment's prices, in creation order unless `orderBy` says otherwise.",
-      args: { filter: t.arg({ type: PriceFilterRef }), orderBy: t.arg({ type: PriceOrder.ref }) },
+      args: {
+        filter: t.arg({
+          type: PriceFilterRef,
+          description: 'Only items matching every field given; all when left out.',
+        }),
+        orderBy: t.arg({
+          type: PriceOrder.ref,
+          description: 'The sort order; creation order when left out.',
+        }),
+      },
       resolve: (_root, { filter, orderBy, ...page }, ctx) =>
         new PriceService(ctx).list(page, filter ?? {}, PriceOrder.toSort(orderBy)),
     },

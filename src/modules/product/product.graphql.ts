@@ -104,7 +104,16 @@ builder.queryFields((t) => ({
     {
       type: ProductRef,
       description: "The environment's products, in creation order unless `orderBy` says otherwise.",
-      args: { filter: t.arg({ type: ProductFilterRef }), orderBy: t.arg({ type: ProductOrder.ref }) },
+      args: {
+        filter: t.arg({
+          type: ProductFilterRef,
+          description: 'Only items matching every field given; all when left out.',
+        }),
+        orderBy: t.arg({
+          type: ProductOrder.ref,
+          description: 'The sort order; creation order when left out.',
+        }),
+      },
       resolve: (_root, { filter, orderBy, ...page }, ctx) =>
         new ProductService(ctx).list(page, filter ?? {}, ProductOrder.toSort(orderBy)),
     },

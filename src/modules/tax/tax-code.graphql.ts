@@ -79,7 +79,16 @@ builder.queryFields((t) => ({
     {
       type: TaxCodeRef,
       description: "The environment's tax codes, in creation order unless `orderBy` says otherwise.",
-      args: { filter: t.arg({ type: TaxCodeFilterRef }), orderBy: t.arg({ type: TaxCodeOrder.ref }) },
+      args: {
+        filter: t.arg({
+          type: TaxCodeFilterRef,
+          description: 'Only items matching every field given; all when left out.',
+        }),
+        orderBy: t.arg({
+          type: TaxCodeOrder.ref,
+          description: 'The sort order; creation order when left out.',
+        }),
+      },
       resolve: (_root, { filter, orderBy, ...page }, ctx) =>
         new TaxCodeService(ctx).list(page, filter ?? {}, TaxCodeOrder.toSort(orderBy)),
     },

@@ -22,7 +22,9 @@ export const TaxCategoryEnum = builder.enumType('TaxCategory', {
     'EN 16931 VAT category: S standard rate, Z zero rated, E exempt, AE reverse charge, O not subject to VAT.',
 });
 
-export const TaxIdTypeEnum = builder.enumType('TaxIdType', { values: TAX_ID_TYPES });
+export const TaxIdTypeEnum = builder.enumType('TaxIdType', {
+  values: TAX_ID_TYPES,
+});
 
 export const TaxIdRef = builder.objectRef<TaxId>('TaxId').implement({
   fields: (t) => ({
