@@ -190,7 +190,6 @@ const JournalEntryFilterRef = builder
 
 const LedgerSettingsInputRef = builder
   .inputType('LedgerSettingsInput', {
-    description: 'Which accounts the environment posts to. Fields left out stay as they are.',
     description: 'Fields left out stay as they are; accounts must be unbarred accounts of the environment.',
     fields: (t) => ({
       defaultAccountSetId: t.field({
