@@ -1,5 +1,6 @@
 import type { RequestContext } from '../../context.ts';
 import { builder } from '../../graphql/builder.ts';
+import { describedValues } from '../../graphql/enum-values.ts';
 import { payloadType, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
 import { EventTypeEnum } from '../event/event.graphql.ts';
 import {
@@ -21,15 +22,25 @@ const service = (ctx: RequestContext) =>
   new WebhookService(ctx, { allowPrivateTargets: ctx.allowPrivateWebhookTargets ?? false });
 
 const EndpointStatusEnum = builder.enumType('WebhookEndpointStatus', {
-  values: WEBHOOK_ENDPOINT_STATUSES,
+  values: describedValues(WEBHOOK_ENDPOINT_STATUSES, {
+    enabled: 'Events are delivered to it.',
+    disabled: 'Nothing is delivered to it (see disabledReason).',
+  }),
   description: 'enabled: receives events; disabled: receives none (see disabledReason).',
 });
 const DisabledReasonEnum = builder.enumType('WebhookEndpointDisabledReason', {
-  values: WEBHOOK_DISABLED_REASONS,
+  values: describedValues(WEBHOOK_DISABLED_REASONS, {
+    manual: 'Disabled through the API.',
+    failing: 'Disabled by the server after its deliveries kept failing.',
+  }),
   description: 'manual: webhookEndpointDisable; failing: every attempt failed for WEBHOOK_RETRY_HOURS.',
 });
 const DeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', {
-  values: WEBHOOK_DELIVERY_STATUSES,
+  values: describedValues(WEBHOOK_DELIVERY_STATUSES, {
+    pending: 'Not delivered yet; it is retried at nextAttemptAt.',
+    succeeded: 'The endpoint answered 2xx.',
+    failed: 'Every attempt failed; no more are made.',
+  }),
   description:
     'pending: not answered 2xx yet, retried; succeeded: answered 2xx; failed: retried for WEBHOOK_RETRY_HOURS ' +
     'in vain, or its endpoint was disabled.',
@@ -40,7 +51,7 @@ const AttemptRef = builder.objectRef<WebhookDeliveryAttempt>('WebhookDeliveryAtt
   fields: (t) => ({
     number: t.exposeInt('number', { description: '1 for the first attempt.' }),
     startedAt: t.expose('startedAt', { type: 'DateTime', description: 'When it started (ISO 8601, UTC).' }),
-    durationMs: t.exposeInt('durationMs'),
+    durationMs: t.exposeInt('durationMs', { description: 'How long the attempt took, in milliseconds.' }),
     statusCode: t.exposeInt('statusCode', {
       nullable: true,
       description: 'The HTTP status the endpoint answered; null when it did not answer (see error).',
@@ -59,7 +70,7 @@ const DeliveryRef = builder.objectRef<WebhookDelivery>('WebhookDelivery').implem
     '`webhook-id` is the event’s id (a test message’s: the delivery’s id).',
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
-    endpointId: t.expose('endpointId', { type: 'UUID' }),
+    endpointId: t.expose('endpointId', { type: 'UUID', description: 'The endpoint’s id.' }),
     eventId: t.expose('eventId', { type: 'UUID', nullable: true, description: 'Null for a test message.' }),
     eventType: t.exposeString('eventType', { description: 'The event’s type, or webhook.test.' }),
     resendOf: t.expose('resendOf', {
@@ -67,7 +78,7 @@ const DeliveryRef = builder.objectRef<WebhookDelivery>('WebhookDelivery').implem
       nullable: true,
       description: 'The delivery this one sends again.',
     }),
-    status: t.expose('status', { type: DeliveryStatusEnum }),
+    status: t.expose('status', { type: DeliveryStatusEnum, description: 'Pending, succeeded or failed.' }),
     attemptCount: t.exposeInt('attempts', { description: 'Attempts made so far.' }),
     nextAttemptAt: t.expose('nextAttemptAt', {
       type: 'DateTime',
@@ -97,15 +108,25 @@ const EndpointRef = builder.objectRef<WebhookEndpoint>('WebhookEndpoint').implem
     'growing waits for WEBHOOK_RETRY_HOURS (72) until it answers 2xx.',
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
-    url: t.exposeString('url'),
-    description: t.exposeString('description', { nullable: true }),
+    url: t.exposeString('url', { description: 'The HTTPS URL events are POSTed to.' }),
+    description: t.exposeString('description', {
+      nullable: true,
+      description: 'A note for people about the endpoint; null when none.',
+    }),
     eventTypes: t.field({
       type: [EventTypeEnum],
       description: 'The event types it receives; empty: every type.',
       resolve: (endpoint) => endpoint.eventTypes as never,
     }),
-    status: t.expose('status', { type: EndpointStatusEnum }),
-    disabledReason: t.expose('disabledReason', { type: DisabledReasonEnum, nullable: true }),
+    status: t.expose('status', {
+      type: EndpointStatusEnum,
+      description: 'Whether events are delivered to it.',
+    }),
+    disabledReason: t.expose('disabledReason', {
+      type: DisabledReasonEnum,
+      nullable: true,
+      description: 'Why it is disabled; null while enabled.',
+    }),
     failingSince: t.expose('failingSince', {
       type: 'DateTime',
       nullable: true,
@@ -115,7 +136,10 @@ const EndpointRef = builder.objectRef<WebhookEndpoint>('WebhookEndpoint').implem
       type: 'DateTime',
       description: 'When it was created (ISO 8601, UTC).',
     }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      description: 'When it last changed (ISO 8601, UTC).',
+    }),
     deliveries: t.connection(
       {
         type: DeliveryRef,
@@ -130,12 +154,13 @@ const EndpointRef = builder.objectRef<WebhookEndpoint>('WebhookEndpoint').implem
 
 const CreateInputRef = builder
   .inputType('WebhookEndpointCreateInput', {
+    description: 'A new webhook endpoint.',
     fields: (t) => ({
       url: t.string({
         required: true,
         description: 'http:// or https://; hosts resolving to non-public addresses are refused.',
       }),
-      description: t.string(),
+      description: t.string({ description: 'A note for people about the endpoint.' }),
       eventTypes: t.field({ type: [EventTypeEnum], description: 'Empty or absent: every type.' }),
     }),
   })
@@ -145,9 +170,9 @@ const UpdateInputRef = builder
   .inputType('WebhookEndpointUpdateInput', {
     description: 'Fields left out stay as they are; eventTypes null or empty: every type.',
     fields: (t) => ({
-      url: t.string(),
-      description: t.string(),
-      eventTypes: t.field({ type: [EventTypeEnum] }),
+      url: t.string({ description: 'A new URL events are POSTed to.' }),
+      description: t.string({ description: 'A new note; null clears it.' }),
+      eventTypes: t.field({ type: [EventTypeEnum], description: 'A new list of event types it receives.' }),
     }),
   })
   .validate(WebhookEndpointUpdateInput);
@@ -157,8 +182,11 @@ function secretPayloadType(name: string) {
   return builder
     .objectRef<{ created: EndpointWithSecret | null; userErrors: { field: string[] | null }[] }>(name)
     .implement({
+      description:
+        'What the mutation answers: the endpoint and its signing secret (shown this once), or the userErrors that refused it.',
       fields: (t) => ({
         webhookEndpoint: t.field({
+          description: 'The endpoint as the mutation left it; null when userErrors is not empty.',
           type: EndpointRef,
           nullable: true,
           resolve: (payload) => payload.created?.endpoint ?? null,
@@ -195,6 +223,7 @@ builder.queryFields((t) => ({
     { name: 'WebhookEndpointEdge' },
   ),
   webhookEndpoint: t.field({
+    description: 'The webhook endpoint with this id; null when this environment has none.',
     type: EndpointRef,
     nullable: true,
     args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
@@ -221,6 +250,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, { input }, ctx) => withUserErrors('created', () => service(ctx).create(input)),
   }),
   webhookEndpointUpdate: t.field({
+    description: 'Changes a webhook endpoint.',
     type: EndpointPayload,
     args: {
       id: t.arg({ type: byId.id, required: true, description: 'The id of the object meant.' }),
