@@ -9,16 +9,20 @@ import { productLoaders } from './product.reads.ts';
 import { ProductService } from './product.service.ts';
 
 export const ProductRef = builder.objectRef<Product>('Product').implement({
+  description: 'Something sold, with prices (see Price).',
   interfaces: [NodeRef],
   fields: (t) => ({
     id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
-    name: t.exposeString('name'),
+    name: t.exposeString('name', { description: 'The product’s name, as printed on invoice lines.' }),
     handle: t.exposeString('handle', {
       nullable: true,
       description:
         'Handle or SKU, unique within the environment. Invoice items with this sku take their defaults from the product.',
     }),
-    description: t.exposeString('description', { nullable: true }),
+    description: t.exposeString('description', {
+      nullable: true,
+      description: 'Text about the product; null when none.',
+    }),
     taxCode: t.exposeString('taxCode', {
       nullable: true,
       description: 'Code of a tax code of the environment.',
@@ -44,10 +48,13 @@ const METADATA_DESCRIPTION =
 
 const ProductCreateInputRef = builder
   .inputType('ProductCreateInput', {
+    description: 'A new product.',
     fields: (t) => ({
-      name: t.string({ required: true }),
-      handle: t.string(),
-      description: t.string(),
+      name: t.string({ required: true, description: 'The product’s name (1 to 250 characters).' }),
+      handle: t.string({
+        description: 'A unique handle within the environment, for lookups; none when left out.',
+      }),
+      description: t.string({ description: 'Text about the product.' }),
       taxCode: t.string({ description: 'Code of a tax code of the environment.' }),
       metadata: t.field({ type: 'JSONObject', description: METADATA_DESCRIPTION }),
     }),
@@ -58,10 +65,10 @@ const ProductUpdateInputRef = builder
   .inputType('ProductUpdateInput', {
     description: 'Fields left out stay as they are; fields set to null are cleared (name cannot be).',
     fields: (t) => ({
-      name: t.string(),
-      handle: t.string(),
-      description: t.string(),
-      taxCode: t.string(),
+      name: t.string({ description: 'A new name.' }),
+      handle: t.string({ description: 'A new handle; null clears it.' }),
+      description: t.string({ description: 'New text; null clears it.' }),
+      taxCode: t.string({ description: 'A new tax code; null clears it.' }),
       metadata: t.field({ type: 'JSONObject', description: METADATA_DESCRIPTION }),
     }),
   })
@@ -88,6 +95,7 @@ const ProductUpdatePayload = payloadType('ProductUpdatePayload', 'product', Prod
 
 builder.queryFields((t) => ({
   product: t.field({
+    description: 'The product with this id; null when this environment has none.',
     type: ProductRef,
     nullable: true,
     args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
@@ -124,6 +132,7 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   productCreate: t.field({
+    description: 'Creates a product.',
     type: ProductCreatePayload,
     args: {
       input: t.arg({
@@ -136,6 +145,7 @@ builder.mutationFields((t) => ({
       withUserErrors('product', () => new ProductService(ctx).create(input)),
   }),
   productUpdate: t.field({
+    description: 'Changes a product.',
     type: ProductUpdatePayload,
     args: {
       id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
