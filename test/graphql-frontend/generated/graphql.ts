@@ -27,12 +27,17 @@ export type Scalars = {
 
 /** The four accounts must be unbarred ledger accounts of the environment. */
 export type AccountSetCreateInput = {
+  /** The deferral account’s id. */
   deferralAccountId: Scalars['UUID']['input'];
+  /** The income account’s id. */
   incomeAccountId: Scalars['UUID']['input'];
+  /** A name for people. */
   name?: InputMaybe<Scalars['String']['input']>;
   /** Defaults to none; read back as revenueRecognitionStrategy. */
   recognitionStrategy?: InputMaybe<RecognitionStrategy>;
+  /** The sales account’s id. */
   salesAccountId: Scalars['UUID']['input'];
+  /** The tax account’s id. */
   taxAccountId: Scalars['UUID']['input'];
 };
 
@@ -41,10 +46,15 @@ export type AuditAction =
   | 'delete'
   | 'update';
 
+/** What moved a customer’s balance. */
 export type BalanceTransactionType =
+  /** Balance was used to pay (part of) an invoice. */
   | 'applied'
+  /** A booked credit note credited the balance. */
   | 'credit_note'
+  /** A settlement paid more than an invoice’s total; the excess is credited. */
   | 'overpayment'
+  /** Balance was paid back to the customer. */
   | 'refund';
 
 /** count: events; sum / max: of the property; unique_count: distinct values of the property in the period; latest: the value of the period’s last event; weighted_sum: each event adds its value to a level (carried over from earlier periods), averaged over the period by how long each level held. */
@@ -103,36 +113,60 @@ export type BillableMetricUpdateInput = {
   roundingDecimals?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** A postal address. Every part is optional; a part left out or null is not given. */
 export type BillingAddressInput = {
+  /** City. */
   city?: InputMaybe<Scalars['String']['input']>;
+  /** Country (e.g. an ISO 3166 code). */
   country?: InputMaybe<Scalars['String']['input']>;
+  /** County. */
   county?: InputMaybe<Scalars['String']['input']>;
+  /** Postal code. */
   postalCode?: InputMaybe<Scalars['String']['input']>;
+  /** State or province. */
   state?: InputMaybe<Scalars['String']['input']>;
+  /** Street and number. */
   street1?: InputMaybe<Scalars['String']['input']>;
+  /** A second address line. */
   street2?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** When an item at the price bills. */
 export type BillingMethod =
+  /** At the start of each period, for that period. */
   | 'advance'
+  /** At the end of each period, for that period. */
   | 'arrears'
+  /** At the end of each period, by the usage recorded in it. */
   | 'event_based';
 
 /** running; succeeded; failed (some customers could not be billed, see errors, or the run broke off); interrupted (stopped between two customers, or its process died; the next run carries on). */
 export type BillingRunStatus =
+  /** Some customers could not be billed (see errors), or the run broke off. */
   | 'failed'
+  /** Stopped between two customers, or its process died; the next run carries on. */
   | 'interrupted'
+  /** Still billing customers. */
   | 'running'
+  /** Every due customer was billed. */
   | 'succeeded';
 
+/** What started a billing run. */
 export type BillingRunTrigger =
+  /** Asked for through the API (billingRunCreate). */
   | 'api'
+  /** The scheduled run. */
   | 'schedule'
+  /** A test clock advancing. */
   | 'test_clock';
 
+/** How a customer’s invoices are collected after a billing run makes them. */
 export type CollectionMode =
+  /** Invoices are booked and collected automatically (e.g. by a payment provider). */
   | 'automatic'
+  /** Invoices stay drafts for someone to check and book. */
   | 'draft_invoice'
+  /** Invoices are booked and sent to the customer to pay (the default). */
   | 'send_invoice';
 
 export type CollectionStatus =
@@ -141,14 +175,17 @@ export type CollectionStatus =
   | 'uncollectible'
   | 'void';
 
+/** A credit note for (part of) a booked invoice. */
 export type CreditNoteCreateInput = {
   /** Defaults to today (UTC). */
   date?: InputMaybe<Scalars['Date']['input']>;
+  /** Lines crediting no invoice line (goodwill). */
   freeLines?: InputMaybe<Array<CreditNoteFreeLineInput>>;
   /** Lines of the invoice to credit, each in full (what is left of it); all lines not yet credited when itemIds, lines and freeLines are left out. */
   itemIds?: InputMaybe<Array<Scalars['UUID']['input']>>;
   /** Lines credited in part; never more than is left to credit of each. */
   lines?: InputMaybe<Array<CreditNoteLineInput>>;
+  /** A note printed on the credit note; none when left out. */
   memo?: InputMaybe<Scalars['String']['input']>;
   /** What booking does with the total; defaults to settle_invoice. */
   outcome?: InputMaybe<CreditOutcome>;
@@ -158,44 +195,67 @@ export type CreditNoteCreateInput = {
 
 /** A line crediting no invoice line (goodwill); net amount in minor units. */
 export type CreditNoteFreeLineInput = {
+  /** The net amount credited, in minor units. */
   amount: Scalars['SafeInt']['input'];
+  /** The tax code the line is taxed by; untaxed when left out. */
   taxCode?: InputMaybe<Scalars['String']['input']>;
+  /** The line’s title, as printed. */
   title: Scalars['String']['input'];
 };
 
 /** Part of an invoice line: either quantity (of its units) or amount (net, minor units). */
 export type CreditNoteLineInput = {
+  /** The net amount credited, in minor units. */
   amount?: InputMaybe<Scalars['SafeInt']['input']>;
+  /** The invoice line credited. */
   itemId: Scalars['UUID']['input'];
+  /** How many of the line’s units are credited. */
   quantity?: InputMaybe<Scalars['Float']['input']>;
 };
 
+/** What booking a credit note does with its total. */
 export type CreditOutcome =
+  /** The credit goes to the customer’s balance, for later invoices. */
   | 'credit_balance'
+  /** The credit is owed back to the customer as a refund. */
   | 'refund'
+  /** The credit settles the credited invoice. */
   | 'settle_invoice';
 
+/** Why a credit note credits its invoice. */
 export type CreditReason =
+  /** The invoice billed something twice. */
   | 'duplicate'
+  /** The charge was fraudulent. */
   | 'fraudulent'
+  /** The order changed after it was invoiced. */
   | 'order_change'
+  /** Any other reason. */
   | 'other'
+  /** The customer was not satisfied with the product. */
   | 'product_unsatisfactory';
 
+/** A new customer. */
 export type CustomerCreateInput = {
+  /** The address printed on invoices. */
   billingAddress?: InputMaybe<BillingAddressInput>;
   /** Defaults to send_invoice. */
   collectionMode?: InputMaybe<CollectionMode>;
+  /** The company’s name; none for a person. */
   companyName?: InputMaybe<Scalars['String']['input']>;
   /** ISO 4217 code, either case. */
   currency?: InputMaybe<Scalars['String']['input']>;
+  /** Where invoices are e-mailed. */
   email?: InputMaybe<Scalars['String']['input']>;
+  /** A unique handle within the environment, for lookups; none when left out. */
   handle?: InputMaybe<Scalars['String']['input']>;
+  /** The customer’s name (1 to 250 characters). */
   name: Scalars['String']['input'];
   /** net<N>, e.g. net30. */
   paymentTerm?: InputMaybe<Scalars['String']['input']>;
   /** Defaults to none. */
   taxExempt?: InputMaybe<TaxExempt>;
+  /** The customer’s tax ids (e.g. VAT numbers). */
   taxIds?: InputMaybe<Array<TaxIdInput>>;
   /** Test environments only: the test clock the customer lives on, for good (it cannot change later). Its subscriptions, previews, invoices and overdue checks use the clock’s time, and only the clock’s advances bill it. TEST_CLOCK_LIVE_ENVIRONMENT in a live environment. */
   testClockId?: InputMaybe<Scalars['UUID']['input']>;
@@ -211,13 +271,19 @@ export type CustomerFilter = {
   search?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** Narrows the customer’s invoices listed; every field given must match. */
 export type CustomerInvoiceFilter = {
+  /** Invoices dated on or after this day. */
   dateFrom?: InputMaybe<Scalars['Date']['input']>;
+  /** Invoices dated on or before this day. */
   dateTo?: InputMaybe<Scalars['Date']['input']>;
   /** true: only invoices with daysOverdue > 0 (as of today, UTC); false: only the others. */
   overdue?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Only this settlement status. */
   settlementStatus?: InputMaybe<SettlementStatus>;
+  /** Only drafts or only booked ones. */
   status?: InputMaybe<InvoiceStatus>;
+  /** Only invoices or only credit notes. */
   type?: InputMaybe<InvoiceType>;
 };
 
@@ -238,14 +304,23 @@ export type CustomerOrderField =
 
 /** Fields left out stay as they are; fields set to null are cleared. */
 export type CustomerUpdateInput = {
+  /** A new address; null clears it. */
   billingAddress?: InputMaybe<BillingAddressInput>;
+  /** A new collection mode. */
   collectionMode?: InputMaybe<CollectionMode>;
+  /** A new company name; null clears it. */
   companyName?: InputMaybe<Scalars['String']['input']>;
+  /** A new preferred currency (ISO 4217, either case); null clears it. */
   currency?: InputMaybe<Scalars['String']['input']>;
+  /** A new e-mail address; null clears it. */
   email?: InputMaybe<Scalars['String']['input']>;
+  /** A new handle; null clears it. */
   handle?: InputMaybe<Scalars['String']['input']>;
+  /** A new name. */
   name?: InputMaybe<Scalars['String']['input']>;
+  /** A new payment term, net<N> (e.g. net30); null clears it. */
   paymentTerm?: InputMaybe<Scalars['String']['input']>;
+  /** A new tax exemption status. */
   taxExempt?: InputMaybe<TaxExempt>;
   /** Replaces the list. */
   taxIds?: InputMaybe<Array<TaxIdInput>>;
@@ -255,13 +330,21 @@ export type CustomerUpdateInput = {
 
 /** Settings left out stay as they are; null resets senderName or replyTo. */
 export type EmailSettingsUpdateInput = {
+  /** A new body template of invoice e-mails. */
   invoiceBody?: InputMaybe<Scalars['String']['input']>;
+  /** A new subject template of invoice e-mails. */
   invoiceSubject?: InputMaybe<Scalars['String']['input']>;
+  /** Reminders sent at most per invoice. */
   maxReminders?: InputMaybe<Scalars['Int']['input']>;
+  /** A new body template of reminder e-mails. */
   reminderBody?: InputMaybe<Scalars['String']['input']>;
+  /** Days between reminders of an overdue invoice. */
   reminderIntervalDays?: InputMaybe<Scalars['Int']['input']>;
+  /** A new subject template of reminder e-mails. */
   reminderSubject?: InputMaybe<Scalars['String']['input']>;
+  /** A new reply-to address; null: none. */
   replyTo?: InputMaybe<Scalars['String']['input']>;
+  /** A new From name; null: the environment’s name. */
   senderName?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -316,29 +399,41 @@ export type EventType =
   /** webhook_endpoint.disabled */
   | 'WEBHOOK_ENDPOINT_DISABLED';
 
+/** A new draft invoice for a customer. */
 export type InvoiceCreateInput = {
   /** Defaults to the customer's currency. */
   currency?: InputMaybe<Scalars['String']['input']>;
+  /** The customer’s id. */
   customerId: Scalars['UUID']['input'];
+  /** The invoice date (ISO 8601 date). */
   date: Scalars['Date']['input'];
   /** Defaults to date + N days of the customer's net<N> term. */
   dueDate?: InputMaybe<Scalars['Date']['input']>;
+  /** Its lines; none when left out. */
   items?: InputMaybe<Array<InvoiceItemInput>>;
+  /** A note printed on the invoice. */
   memo?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** invoice: the document itself (or a copy of it); reminder: a reminder of an overdue invoice. */
 export type InvoiceEmailKind =
+  /** The e-mail sending a booked invoice. */
   | 'invoice'
+  /** A reminder of an overdue invoice. */
   | 'reminder';
 
 /** sending: handed to the job queue; sent: the SMTP server took it; failed: see error, retried. */
 export type InvoiceEmailStatus =
+  /** The mail server refused it or could not be reached. */
   | 'failed'
+  /** Handed to the mail server, not confirmed yet. */
   | 'sending'
+  /** Accepted by the mail server. */
   | 'sent';
 
+/** Narrows the invoices listed; every field given must match. */
 export type InvoiceFilter = {
+  /** Only this customer’s invoices. */
   customerId?: InputMaybe<Scalars['UUID']['input']>;
   /** Invoices dated on or after this day. */
   dateFrom?: InputMaybe<Scalars['Date']['input']>;
@@ -346,11 +441,15 @@ export type InvoiceFilter = {
   dateTo?: InputMaybe<Scalars['Date']['input']>;
   /** true: only invoices with daysOverdue > 0 (as of today, UTC); false: only the others. */
   overdue?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Only this settlement status. */
   settlementStatus?: InputMaybe<SettlementStatus>;
+  /** Only drafts or only booked ones. */
   status?: InputMaybe<InvoiceStatus>;
+  /** Only invoices or only credit notes. */
   type?: InputMaybe<InvoiceType>;
 };
 
+/** A discount on a line: a percentage or an amount. */
 export type InvoiceItemDiscountInput = {
   /** Minor units. */
   amount?: InputMaybe<Scalars['Float']['input']>;
@@ -360,16 +459,23 @@ export type InvoiceItemDiscountInput = {
 
 /** When sku is the handle of a product, a missing title, description and taxCode come from it. */
 export type InvoiceItemInput = {
+  /** More text under the title. */
   description?: InputMaybe<Scalars['String']['input']>;
+  /** A discount on the line. */
   discount?: InputMaybe<InvoiceItemDiscountInput>;
+  /** Last day the line covers (ISO 8601 date). */
   periodEnd?: InputMaybe<Scalars['Date']['input']>;
+  /** First day the line covers (ISO 8601 date). */
   periodStart?: InputMaybe<Scalars['Date']['input']>;
+  /** The quantity billed (up to 6 decimals). */
   quantity: Scalars['Float']['input'];
+  /** The article number, as printed. */
   sku?: InputMaybe<Scalars['String']['input']>;
   /** inclusive: quantity × unitAmount − discount is the gross, tax included. Default exclusive. */
   taxBehavior?: InputMaybe<TaxBehavior>;
   /** Code of a tax code of this environment; none means not taxable. */
   taxCode?: InputMaybe<Scalars['String']['input']>;
+  /** The line’s title, as printed. */
   title?: InputMaybe<Scalars['String']['input']>;
   /** Minor units; may be fractional. */
   unitAmount: Scalars['Float']['input'];
@@ -377,15 +483,25 @@ export type InvoiceItemInput = {
 
 /** Fields left out stay as they are; fields set to null are cleared. A new taxCode brings its rate. */
 export type InvoiceItemUpdateInput = {
+  /** New text under the title; null clears it. */
   description?: InputMaybe<Scalars['String']['input']>;
+  /** A new discount; null clears it. */
   discount?: InputMaybe<InvoiceItemDiscountInput>;
+  /** A new last day covered (ISO 8601 date); null clears it. */
   periodEnd?: InputMaybe<Scalars['Date']['input']>;
+  /** A new first day covered (ISO 8601 date); null clears it. */
   periodStart?: InputMaybe<Scalars['Date']['input']>;
+  /** A new quantity (up to 6 decimals). */
   quantity?: InputMaybe<Scalars['Float']['input']>;
+  /** A new article number; null clears it. */
   sku?: InputMaybe<Scalars['String']['input']>;
+  /** Whether the new unit amount includes tax or not. */
   taxBehavior?: InputMaybe<TaxBehavior>;
+  /** A new tax code; null makes the line untaxed. */
   taxCode?: InputMaybe<Scalars['String']['input']>;
+  /** A new title. */
   title?: InputMaybe<Scalars['String']['input']>;
+  /** A new price of one unit, in minor units. */
   unitAmount?: InputMaybe<Scalars['Float']['input']>;
 };
 
@@ -415,47 +531,71 @@ export type InvoiceOrderField =
   /** Total including VAT, in minor units (whatever the currency). */
   | 'total';
 
+/** A settlement to record: money received for (or paid out on) a booked invoice. */
 export type InvoiceSettleInput = {
   /** Minor units: more than 0, or less than 0 (money paid out) when the invoice total is negative. */
   amount: Scalars['SafeInt']['input'];
+  /** The day it was settled (ISO 8601 date). */
   date: Scalars['Date']['input'];
+  /** A note for people; none when left out. */
   note?: InputMaybe<Scalars['String']['input']>;
+  /** The payment’s reference (e.g. a bank transaction id); none when left out. */
   reference?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** Whether the document can still change. */
 export type InvoiceStatus =
+  /** Final: numbered, in the ledger, and no longer editable. */
   | 'booked'
+  /** Editable and without a number; it can be deleted. */
   | 'draft';
 
+/** Whether a document bills the customer or credits an invoice back. */
 export type InvoiceType =
+  /** A credit note: it credits (part of) a booked invoice back to the customer. */
   | 'credit_note'
+  /** An invoice: the customer owes its total. */
   | 'invoice';
 
 /** Fields left out stay as they are; dueDate and memo set to null are cleared. */
 export type InvoiceUpdateInput = {
+  /** A new currency (ISO 4217, either case). */
   currency?: InputMaybe<Scalars['String']['input']>;
+  /** A new invoice date (ISO 8601 date). */
   date?: InputMaybe<Scalars['Date']['input']>;
+  /** A new due date (ISO 8601 date); null clears it. */
   dueDate?: InputMaybe<Scalars['Date']['input']>;
+  /** A new note; null clears it. */
   memo?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** Narrows the journal entries listed; every field given must match. */
 export type JournalEntryFilter = {
   /** Entries with a line on this account. */
   accountId?: InputMaybe<Scalars['UUID']['input']>;
+  /** Only entries of this customer’s invoices. */
   customerId?: InputMaybe<Scalars['UUID']['input']>;
   /** Entries dated on or after. */
   dateFrom?: InputMaybe<Scalars['Date']['input']>;
   /** Entries dated on or before. */
   dateTo?: InputMaybe<Scalars['Date']['input']>;
+  /** Only entries of this invoice. */
   invoiceId?: InputMaybe<Scalars['UUID']['input']>;
 };
 
+/** What made a journal entry. */
 export type JournalEntryKind =
+  /** An invoice was booked. */
   | 'booking'
+  /** A credit note was booked. */
   | 'credit_note'
+  /** Deferred revenue was recognised for a period. */
   | 'recognition'
+  /** A refund was paid out. */
   | 'refund'
+  /** A settlement was recorded (or reversed). */
   | 'settlement'
+  /** An invoice was voided. */
   | 'void';
 
 /** What becomes of a usage event for a period already billed: adjust_next bills the difference on the item’s next invoice; reject answers it rejected (period_billed). */
@@ -465,26 +605,35 @@ export type LateEventPolicy =
   /** Refuse it as period_billed. */
   | 'reject';
 
+/** A new ledger account. */
 export type LedgerAccountCreateInput = {
   /** Unique within the environment. */
   accountingCode: Scalars['String']['input'];
   /** Defaults to false. */
   barred?: InputMaybe<Scalars['Boolean']['input']>;
+  /** The account’s name. */
   name: Scalars['String']['input'];
 };
 
 /** Fields left out stay as they are. */
 export type LedgerAccountUpdateInput = {
+  /** A new accounting code (unique within the environment). */
   accountingCode?: InputMaybe<Scalars['String']['input']>;
+  /** Whether the account is barred from new account sets. */
   barred?: InputMaybe<Scalars['Boolean']['input']>;
+  /** A new name. */
   name?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** Fields left out stay as they are; accounts must be unbarred accounts of the environment. */
 export type LedgerSettingsInput = {
+  /** The cash account. */
   cashAccountId?: InputMaybe<Scalars['UUID']['input']>;
+  /** The customer credit account. */
   customerCreditAccountId?: InputMaybe<Scalars['UUID']['input']>;
+  /** The account set of lines whose product names none. */
   defaultAccountSetId?: InputMaybe<Scalars['UUID']['input']>;
+  /** The receivable account. */
   receivableAccountId?: InputMaybe<Scalars['UUID']['input']>;
 };
 
@@ -503,6 +652,7 @@ export type OrderDirection =
   /** Largest, latest or alphabetically last first. */
   | 'desc';
 
+/** A new price of a product. */
 export type PriceCreateInput = {
   /** At most 4000 characters. */
   description?: InputMaybe<Scalars['String']['input']>;
@@ -510,6 +660,7 @@ export type PriceCreateInput = {
   method: BillingMethod;
   /** 1 to 250 characters. */
   name: Scalars['String']['input'];
+  /** How a quantity becomes an amount. */
   priceModel: PriceModel;
   /** Lowercase ISO 4217 currency code -> entry in minor units, shaped by priceModel: fee {amount}; volume and graduated {tiers: [{upTo, unitAmount, flatAmount?}], last upTo null}; package {amount, packageSize}. */
   pricing?: InputMaybe<Scalars['JSONObject']['input']>;
@@ -519,6 +670,7 @@ export type PriceCreateInput = {
   taxBehavior?: InputMaybe<TaxBehavior>;
   /** 1 to 10000. */
   termCount: Scalars['Int']['input'];
+  /** The unit of the term. */
   termUnit: TermUnit;
 };
 
@@ -534,10 +686,15 @@ export type PriceFilter = {
   search?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** How a price turns a quantity into an amount (see pricing). */
 export type PriceModel =
+  /** A flat amount per unit. */
   | 'fee'
+  /** Each tier prices the units that fall in it. */
   | 'graduated'
+  /** A fixed amount per started package of packageSize units. */
   | 'package'
+  /** The tier the whole quantity falls in prices every unit. */
   | 'volume';
 
 /** The order of a list of prices; ties are broken by creation order. */
@@ -561,6 +718,7 @@ export type PriceUpdateInput = {
   description?: InputMaybe<Scalars['String']['input']>;
   /** 1 to 250 characters. */
   name: Scalars['String']['input'];
+  /** How a quantity becomes an amount. */
   priceModel: PriceModel;
   /** Lowercase ISO 4217 currency code -> entry in minor units, shaped by priceModel: fee {amount}; volume and graduated {tiers: [{upTo, unitAmount, flatAmount?}], last upTo null}; package {amount, packageSize}. */
   pricing?: InputMaybe<Scalars['JSONObject']['input']>;
@@ -568,14 +726,19 @@ export type PriceUpdateInput = {
   taxBehavior?: InputMaybe<TaxBehavior>;
   /** 1 to 10000. */
   termCount: Scalars['Int']['input'];
+  /** The unit of the term. */
   termUnit: TermUnit;
 };
 
+/** A new product. */
 export type ProductCreateInput = {
+  /** Text about the product. */
   description?: InputMaybe<Scalars['String']['input']>;
+  /** A unique handle within the environment, for lookups; none when left out. */
   handle?: InputMaybe<Scalars['String']['input']>;
   /** Metadata keys to set (any JSON value) or remove (null); at most 50 keys, key 1-40 characters, value at most 500 characters as JSON. */
   metadata?: InputMaybe<Scalars['JSONObject']['input']>;
+  /** The product’s name (1 to 250 characters). */
   name: Scalars['String']['input'];
   /** Code of a tax code of the environment. */
   taxCode?: InputMaybe<Scalars['String']['input']>;
@@ -606,30 +769,46 @@ export type ProductOrderField =
 
 /** Fields left out stay as they are; fields set to null are cleared (name cannot be). */
 export type ProductUpdateInput = {
+  /** New text; null clears it. */
   description?: InputMaybe<Scalars['String']['input']>;
+  /** A new handle; null clears it. */
   handle?: InputMaybe<Scalars['String']['input']>;
   /** Metadata keys to set (any JSON value) or remove (null); at most 50 keys, key 1-40 characters, value at most 500 characters as JSON. */
   metadata?: InputMaybe<Scalars['JSONObject']['input']>;
+  /** A new name. */
   name?: InputMaybe<Scalars['String']['input']>;
+  /** A new tax code; null clears it. */
   taxCode?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** How the days from a change to the end of the period under way are billed: create (proration lines go on the next invoice), none (the period runs out as it was), invoice_now (the proration lines are invoiced at once). */
 export type ProrationBehavior =
+  /** Proration lines are made and go on the customer’s next invoice. */
   | 'create'
+  /** Proration lines are made and invoiced at once. */
   | 'invoice_now'
+  /** No proration: the period under way runs out at its old figures. */
   | 'none';
 
+/** Whether a price bills once or every period. */
 export type Purchase =
+  /** Billed once, for the first period. */
   | 'one_time'
+  /** Billed every period. */
   | 'recurring';
 
+/** How revenue of an account set’s lines is recognised over their service period. */
 export type RecognitionStrategy =
+  /** Per calendar month, by its days in the period. */
   | 'daily_accrual'
+  /** Equal shares, one per month counted from the period start. */
   | 'even_distribution'
+  /** One share per day of the period. */
   | 'exact_daily_accrual'
+  /** All of it when the invoice is booked; no deferral. */
   | 'none';
 
+/** A refund: balance paid back to the customer. */
 export type RefundCreateInput = {
   /** Minor units, more than 0. */
   amount: Scalars['SafeInt']['input'];
@@ -637,43 +816,63 @@ export type RefundCreateInput = {
   currency?: InputMaybe<Scalars['String']['input']>;
   /** Defaults to today (UTC). */
   date?: InputMaybe<Scalars['Date']['input']>;
+  /** A note for people; none when left out. */
   note?: InputMaybe<Scalars['String']['input']>;
+  /** The payment’s reference (e.g. a bank transaction id); none when left out. */
   reference?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** The language invoice documents are printed in. */
 export type SellerLanguage =
+  /** German. */
   | 'de'
+  /** English. */
   | 'en'
+  /** French. */
   | 'fr';
 
 /** Fields left out stay as they are; null clears one. */
 export type SellerProfileUpdateInput = {
   /** Replaces the whole address; country is a two-letter ISO 3166 code. */
   address?: InputMaybe<BillingAddressInput>;
+  /** A new bank code (BIC); null clears it. */
   bic?: InputMaybe<Scalars['String']['input']>;
+  /** A new company registration id; null clears it. */
   companyId?: InputMaybe<Scalars['String']['input']>;
+  /** A new contact e-mail address; null clears it. */
   email?: InputMaybe<Scalars['String']['input']>;
+  /** A new invoice footer text; null clears it. */
   footer?: InputMaybe<Scalars['String']['input']>;
   /** Checked by its ISO 13616 check digits; spaces are dropped. */
   iban?: InputMaybe<Scalars['String']['input']>;
+  /** A new invoice language. */
   language?: InputMaybe<SellerLanguage>;
+  /** A new legal name. */
   legalName?: InputMaybe<Scalars['String']['input']>;
   /** A PNG or JPEG image of at most 256 KiB, base64-encoded; null removes it. */
   logo?: InputMaybe<Scalars['String']['input']>;
+  /** New payment instructions; null clears it. */
   paymentInstructions?: InputMaybe<Scalars['String']['input']>;
+  /** A new contact phone number; null clears it. */
   phone?: InputMaybe<Scalars['String']['input']>;
+  /** A new tax number; null clears it. */
   taxNumber?: InputMaybe<Scalars['String']['input']>;
   /** An EU VAT number with its country prefix (or a GB one). */
   vatId?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** How the settlements recorded on an invoice compare with its total. */
 export type SettlementStatus =
+  /** Nothing is settled yet. */
   | 'not_settled'
+  /** Settlements exceed the total. */
   | 'over_settled'
+  /** Settlements equal the total. */
   | 'settled'
+  /** Some, but less than the total, is settled. */
   | 'under_settled';
 
+/** A new subscription of a customer, with its items. */
 export type SubscriptionCreateInput = {
   /** Defaults to false; needs a term end. */
   autoRenewal?: InputMaybe<Scalars['Boolean']['input']>;
@@ -681,24 +880,33 @@ export type SubscriptionCreateInput = {
   billingAnchor?: InputMaybe<Scalars['Date']['input']>;
   /** Defaults to the customer's currency. */
   currency?: InputMaybe<Scalars['String']['input']>;
+  /** The customer’s id. */
   customerId: Scalars['UUID']['input'];
+  /** A unique handle within the environment, for lookups; none when left out. */
   handle?: InputMaybe<Scalars['String']['input']>;
+  /** The products and prices to subscribe to; at least one. */
   items: Array<SubscriptionItemInput>;
+  /** When it starts and ends. */
   term: SubscriptionTermInput;
   /** A trial up to this day (after the start, before any term end): nothing is charged before it, periods are anchored at it, and the first invoice names the trial in a zero line. */
   trialEnd?: InputMaybe<Scalars['Date']['input']>;
 };
 
+/** Narrows the subscriptions listed; every field given must match. */
 export type SubscriptionFilter = {
+  /** Only this customer’s subscriptions. */
   customerId?: InputMaybe<Scalars['UUID']['input']>;
+  /** Only subscriptions in this status. */
   status?: InputMaybe<SubscriptionStatus>;
 };
 
+/** A product at a price to subscribe to. */
 export type SubscriptionItemInput = {
   /** For an event-based price: the code of the billable metric whose usage events the item bills. Without it an event-based item bills its usage records (usageRecord). */
   metricCode?: InputMaybe<Scalars['String']['input']>;
   /** A price with pricing in the subscription's currency. */
   priceId: Scalars['UUID']['input'];
+  /** The product’s id. */
   productId: Scalars['UUID']['input'];
   /** Defaults to 1; at most 6 decimals. */
   quantity?: InputMaybe<Scalars['Float']['input']>;
@@ -706,18 +914,24 @@ export type SubscriptionItemInput = {
 
 /** A new quantity, a new price (same term, purchase and method as the item), or both. */
 export type SubscriptionItemQuantityInput = {
+  /** The subscription item’s id. */
   id: Scalars['UUID']['input'];
   /** An upgrade or downgrade to another price. */
   priceId?: InputMaybe<Scalars['UUID']['input']>;
+  /** The new quantity (at most 6 decimals); left out: unchanged. */
   quantity?: InputMaybe<Scalars['Float']['input']>;
 };
 
 /** active; cancelled (periods under way at the cancellation are still billed); ended (nothing left to bill). */
 export type SubscriptionStatus =
+  /** Running: its periods are billed and it renews as set. */
   | 'active'
+  /** Cancelled: periods under way at the cancellation are still billed, no later one. */
   | 'cancelled'
+  /** Over: nothing is left to bill. */
   | 'ended';
 
+/** When a new subscription starts and, optionally, ends. */
 export type SubscriptionTermInput = {
   /** Leave out for an open-ended subscription. */
   end?: InputMaybe<Scalars['Date']['input']>;
@@ -731,6 +945,7 @@ export type SubscriptionUpdateInput = {
   addItems?: InputMaybe<Array<SubscriptionItemInput>>;
   /** When the change is made; defaults to now. */
   at?: InputMaybe<Scalars['DateTime']['input']>;
+  /** Whether it renews at the end of its term; left out: unchanged. */
   autoRenewal?: InputMaybe<Scalars['Boolean']['input']>;
   /** New quantities and prices. */
   items?: InputMaybe<Array<SubscriptionItemQuantityInput>>;
@@ -742,15 +957,22 @@ export type SubscriptionUpdateInput = {
 
 /** exclusive: amounts are net and tax comes on top; inclusive: amounts are the gross the buyer pays, and the net is derived per rate group (docs/tax.md). */
 export type TaxBehavior =
+  /** Amounts are net: tax is added on top. */
   | 'exclusive'
+  /** Amounts include tax: the net is computed from them. */
   | 'inclusive';
 
 /** EN 16931 VAT category: S standard rate, Z zero rated, E exempt, AE reverse charge, O not subject to VAT. */
 export type TaxCategory =
+  /** Reverse charge. */
   | 'AE'
+  /** Exempt from tax. */
   | 'E'
+  /** Outside the scope of tax. */
   | 'O'
+  /** Standard rate. */
   | 'S'
+  /** Zero rated. */
   | 'Z';
 
 export type TaxCodeCreateInput = {
@@ -790,18 +1012,26 @@ export type TaxCodeUpdateInput = {
 
 /** none: taxed as the lines say; exempt and reverse_charge: every taxable line at 0 % with the note the law requires. reverse_charge needs an eu_vat tax id. */
 export type TaxExempt =
+  /** Exempt from tax. */
   | 'exempt'
+  /** Taxed as usual. */
   | 'none'
+  /** The customer accounts for the tax (reverse charge); invoices carry none. */
   | 'reverse_charge';
 
+/** A tax id of a customer. */
 export type TaxIdInput = {
+  /** The kind of tax id. */
   type: TaxIdType;
   /** eu_vat: the two-letter country prefix and the number (EL for Greece), e.g. DE123456789. */
   value: Scalars['String']['input'];
 };
 
+/** The kind of a tax id. */
 export type TaxIdType =
+  /** A VAT identification number of an EU member state. */
   | 'eu_vat'
+  /** A United Kingdom VAT registration number. */
   | 'gb_vat';
 
 /** document: VAT rounded once per rate group of an invoice and allocated to its lines (EN 16931 BR-CO-17); line: each line’s VAT rounded by itself. See docs/tax.md. */
@@ -809,10 +1039,15 @@ export type TaxRounding =
   | 'document'
   | 'line';
 
+/** The unit of a price’s term (its billing period’s length, with termCount). */
 export type TermUnit =
+  /** Days. */
   | 'day'
+  /** Calendar months. */
   | 'month'
+  /** Weeks (7 days). */
   | 'week'
+  /** Calendar years. */
   | 'year';
 
 export type TestClockCreateInput = {
@@ -922,11 +1157,16 @@ export type UserErrorCode =
 
 /** pending: not answered 2xx yet, retried; succeeded: answered 2xx; failed: retried for WEBHOOK_RETRY_HOURS in vain, or its endpoint was disabled. */
 export type WebhookDeliveryStatus =
+  /** Every attempt failed; no more are made. */
   | 'failed'
+  /** Not delivered yet; it is retried at nextAttemptAt. */
   | 'pending'
+  /** The endpoint answered 2xx. */
   | 'succeeded';
 
+/** A new webhook endpoint. */
 export type WebhookEndpointCreateInput = {
+  /** A note for people about the endpoint. */
   description?: InputMaybe<Scalars['String']['input']>;
   /** Empty or absent: every type. */
   eventTypes?: InputMaybe<Array<EventType>>;
@@ -936,18 +1176,25 @@ export type WebhookEndpointCreateInput = {
 
 /** manual: webhookEndpointDisable; failing: every attempt failed for WEBHOOK_RETRY_HOURS. */
 export type WebhookEndpointDisabledReason =
+  /** Disabled by the server after its deliveries kept failing. */
   | 'failing'
+  /** Disabled through the API. */
   | 'manual';
 
 /** enabled: receives events; disabled: receives none (see disabledReason). */
 export type WebhookEndpointStatus =
+  /** Nothing is delivered to it (see disabledReason). */
   | 'disabled'
+  /** Events are delivered to it. */
   | 'enabled';
 
 /** Fields left out stay as they are; eventTypes null or empty: every type. */
 export type WebhookEndpointUpdateInput = {
+  /** A new note; null clears it. */
   description?: InputMaybe<Scalars['String']['input']>;
+  /** A new list of event types it receives. */
   eventTypes?: InputMaybe<Array<EventType>>;
+  /** A new URL events are POSTed to. */
   url?: InputMaybe<Scalars['String']['input']>;
 };
 
