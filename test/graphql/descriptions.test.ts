@@ -64,8 +64,6 @@ const NOT_YET_DESCRIBED: readonly string[] = [
   'EnvironmentKind.live',
   'EnvironmentKind.test',
   'EnvironmentUpdateInput.taxRounding',
-  'Event.objectId',
-  'Event.type',
   'InvoiceNumbering.prefix',
   'InvoiceNumbering.type',
   'InvoiceNumberingUpdateInput',

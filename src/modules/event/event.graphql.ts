@@ -16,9 +16,13 @@ const EventRef = builder.objectRef<Event>('Event').implement({
     'change: it exists if and only if the change committed. Kept EVENT_RETENTION_DAYS (30) days.',
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
-    type: t.field({ type: EventTypeEnum, resolve: (event) => event.type as EventType }),
+    type: t.field({
+      type: EventTypeEnum,
+      resolve: (event) => event.type as EventType,
+      description: 'What happened.',
+    }),
     objectType: t.exposeString('objectType', { description: 'The kind of object: customer, invoice, …' }),
-    objectId: t.expose('objectId', { type: 'UUID' }),
+    objectId: t.expose('objectId', { type: 'UUID', description: 'The id of the object it happened to.' }),
     data: t.expose('data', {
       type: 'JSONObject',
       description:
