@@ -13,6 +13,7 @@ import {
 } from 'graphql-scalars';
 import { grantsScope, missingScope } from '../auth/scopes.ts';
 import type { RequestContext } from '../context.ts';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../db/pagination.ts';
 import { DomainError } from '../errors.ts';
 import { EDGES_COST, fieldCost, PAGE_INFO_COST } from '../limits/query-cost.ts';
 import { fieldIssues } from '../validation.ts';
@@ -47,8 +48,52 @@ export const builder = new SchemaBuilder<BuilderTypes>({
     cursorType: 'String',
     nodeQueryOptions: false,
     nodesQueryOptions: false,
-    edgesFieldOptions: { complexity: EDGES_COST },
-    pageInfoFieldOptions: { complexity: PAGE_INFO_COST },
+    edgesFieldOptions: {
+      complexity: EDGES_COST,
+      description: 'The items of this page, each with its cursor, in the order asked for.',
+    },
+    pageInfoFieldOptions: {
+      complexity: PAGE_INFO_COST,
+      description: 'Where this page sits in the whole list: whether more pages follow or precede.',
+    },
+    nodeFieldOptions: { description: 'The item itself.' },
+    cursorFieldOptions: {
+      description: 'An opaque cursor of this item: pass it as `after` or `before` to page from here.',
+    },
+    pageInfoTypeOptions: {
+      description: 'Where a page sits in its list, and the cursors to fetch the next or previous one.',
+    },
+    hasNextPageFieldOptions: {
+      description: 'Whether items follow this page (fetch them with `after: endCursor`).',
+    },
+    hasPreviousPageFieldOptions: {
+      description: 'Whether items precede this page (fetch them with `before: startCursor`).',
+    },
+    startCursorFieldOptions: {
+      description: "The first item's cursor; null when the page is empty.",
+    },
+    endCursorFieldOptions: {
+      description: "The last item's cursor; null when the page is empty.",
+    },
+    firstArgOptions: {
+      description: `Page forwards: at most this many items (1 to ${MAX_PAGE_SIZE}) after \`after\`, or from the start. Without \`first\` and \`last\`: ${DEFAULT_PAGE_SIZE}.`,
+    },
+    afterArgOptions: {
+      description: 'A cursor from a previous page: answer the items after it.',
+    },
+    lastArgOptions: {
+      description: `Page backwards: at most this many items (1 to ${MAX_PAGE_SIZE}) before \`before\`, or up to the end. Not with \`first\`.`,
+    },
+    beforeArgOptions: {
+      description: 'A cursor from a previous page: answer the items before it.',
+    },
+    defaultConnectionTypeOptions: {
+      description:
+        'One page of a list: its items with their cursors, where the page sits, and the count of all.',
+    },
+    defaultEdgeTypeOptions: {
+      description: 'One item of a page and the cursor that points at it.',
+    },
   },
   scopeAuth: {
     authScopes: (ctx) => ({ write: grantsScope(ctx.token, 'write') }),

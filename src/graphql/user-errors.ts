@@ -77,9 +77,19 @@ export async function withUserErrors<K extends string, T>(
 /** `<Name>Payload { <key>: <Type>, userErrors: [UserError!]! }`, the shape every mutation returns. */
 export function payloadType<T extends object>(name: string, key: string, type: ObjectRef<SchemaTypes, T>) {
   return builder.objectRef<Record<string, unknown> & { userErrors: UserError[] }>(name).implement({
+    description: `What the mutation answers: the ${type.name} it wrote, or the userErrors that refused it.`,
     fields: (t) => ({
-      [key]: t.field({ type, nullable: true, resolve: (payload) => payload[key] as never }),
-      userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors }),
+      [key]: t.field({
+        type,
+        nullable: true,
+        description: `The ${type.name} as the mutation left it; null when userErrors is not empty.`,
+        resolve: (payload) => payload[key] as never,
+      }),
+      userErrors: t.field({
+        type: [UserErrorRef],
+        description: 'Why the mutation changed nothing; empty when it succeeded.',
+        resolve: (payload) => payload.userErrors,
+      }),
     }),
   });
 }

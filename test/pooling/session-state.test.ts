@@ -109,7 +109,9 @@ describe('nothing a request or a job does outlives its transaction (transaction 
     ]?.({ environmentId: env.id }, helpers);
     const invoices = await request('/graphql', {
       method: 'POST',
-      body: { query: '{ invoices(first: 50) { edges { node { id customerId customer { name } items { id } } } } }' },
+      body: {
+        query: '{ invoices(first: 50) { edges { node { id customerId customer { name } items { id } } } } }',
+      },
     });
     expect(invoices.status).toBe(200);
     expect(invoices.body.data.invoices.edges.length).toBeGreaterThan(0);

@@ -2,12 +2,14 @@ import { AUDIT_ACTIONS, type AuditEvent } from '../../audit/audit-event.entity.t
 import { builder } from '../../graphql/builder.ts';
 import { AuditService } from './audit.service.ts';
 
-const AuditActionEnum = builder.enumType('AuditAction', { values: AUDIT_ACTIONS });
+const AuditActionEnum = builder.enumType('AuditAction', {
+  values: AUDIT_ACTIONS,
+});
 
 const AuditEventRef = builder.objectRef<AuditEvent>('AuditEvent').implement({
   description: 'One write to one object of the environment, recorded in the same transaction as the write.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     occurredAt: t.expose('occurredAt', { type: 'DateTime' }),
     action: t.expose('action', { type: AuditActionEnum }),
     objectType: t.exposeString('objectType', { description: 'The kind of object, e.g. Customer.' }),

@@ -16,7 +16,7 @@ const TestClockRef = builder.objectRef<TestClock>('TestClock').implement({
     'Simulated time of a test environment: the customers attached to it live on its frozen time, and ' +
     'only its advances bill them.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     name: t.exposeString('name'),
     frozenTime: t.expose('frozenTime', { type: 'DateTime', description: '"Now" for its customers.' }),
     status: t.expose('status', { type: TestClockStatusEnum }),
@@ -25,8 +25,15 @@ const TestClockRef = builder.objectRef<TestClock>('TestClock').implement({
       nullable: true,
       description: 'Where the advance under way goes; null when ready.',
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
   }),
 });
 
@@ -46,7 +53,11 @@ const TestClockDeletePayload = builder
   .implement({
     fields: (t) => ({
       deletedTestClockId: t.field({ type: 'UUID', nullable: true, resolve: (payload) => payload.result }),
-      userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors }),
+      userErrors: t.field({
+        type: [UserErrorRef],
+        description: 'Why the mutation changed nothing; empty when it succeeded.',
+        resolve: (payload) => payload.userErrors,
+      }),
     }),
   });
 
@@ -54,7 +65,7 @@ builder.queryFields((t) => ({
   testClock: t.field({
     type: TestClockRef,
     nullable: true,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => new TestClockService(ctx).find(id),
   }),
   testClocks: t.connection(
@@ -73,7 +84,13 @@ builder.mutationFields((t) => ({
     type: TestClockCreatePayload,
     description:
       'Creates a test clock at `frozenTime`. Test environments only: TEST_CLOCK_LIVE_ENVIRONMENT in a live one.',
-    args: { input: t.arg({ type: TestClockCreateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: TestClockCreateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('testClock', () => new TestClockService(ctx).create(input)),
   }),
@@ -87,7 +104,7 @@ builder.mutationFields((t) => ({
       'TEST_CLOCK_TOO_FAR beyond two periods of the shortest recurring term of its customers (two years ' +
       'when they have none).',
     args: {
-      id: t.arg({ type: 'UUID', required: true }),
+      id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
       to: t.arg({ type: 'DateTime', required: true }).validate(Instant),
     },
     resolve: (_root, { id, to }, ctx) =>
@@ -98,7 +115,7 @@ builder.mutationFields((t) => ({
     description:
       'Deletes a clock no customer is attached to (customers stay on their clock: CONFLICT); ' +
       'TEST_CLOCK_ADVANCING while it advances.',
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => withUserErrors('result', () => new TestClockService(ctx).delete(id)),
   }),
 }));

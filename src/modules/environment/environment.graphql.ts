@@ -20,7 +20,7 @@ export const TaxRoundingEnum = builder.enumType('TaxRounding', {
 const EnvironmentRef = builder.objectRef<Environment>('Environment').implement({
   description: 'The tenant a request acts in: every object belongs to exactly one.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     name: t.exposeString('name'),
     kind: t.expose('kind', { type: EnvironmentKindEnum }),
     taxRounding: t.expose('taxRounding', {
@@ -31,7 +31,10 @@ const EnvironmentRef = builder.objectRef<Environment>('Environment').implement({
       description:
         'IANA time zone new customers get when they name none (CLI `env create --timezone`; default UTC).',
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
   }),
 });
 
@@ -56,7 +59,13 @@ builder.mutationFields((t) => ({
   environmentUpdate: t.field({
     type: EnvironmentUpdatePayload,
     description: 'Changes the settings of the environment this request acts in.',
-    args: { input: t.arg({ type: EnvironmentUpdateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: EnvironmentUpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('environment', () => new EnvironmentService(ctx).update(input)),
   }),

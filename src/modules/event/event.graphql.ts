@@ -15,16 +15,23 @@ const EventRef = builder.objectRef<Event>('Event').implement({
     'Something that happened to an object of the environment, recorded in the same transaction as the ' +
     'change: it exists if and only if the change committed. Kept EVENT_RETENTION_DAYS (30) days.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
-    type: t.field({ type: EventTypeEnum, resolve: (event) => event.type as EventType }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
+    type: t.field({
+      type: EventTypeEnum,
+      resolve: (event) => event.type as EventType,
+      description: 'What happened.',
+    }),
     objectType: t.exposeString('objectType', { description: 'The kind of object: customer, invoice, …' }),
-    objectId: t.expose('objectId', { type: 'UUID' }),
+    objectId: t.expose('objectId', { type: 'UUID', description: 'The id of the object it happened to.' }),
     data: t.expose('data', {
       type: 'JSONObject',
       description:
         'The object as the REST API shows it at the moment of the event (its GraphQL fields where REST has none).',
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
   }),
 });
 

@@ -70,7 +70,11 @@ builder.mutationFields((t) => ({
       'Sets how the next numbers of an invoice type look in this environment (prefix or pattern, yearly reset); issued numbers keep theirs.',
     args: {
       type: t.arg({ type: InvoiceTypeEnum, required: true }),
-      input: t.arg({ type: InvoiceNumberingInputRef, required: true }),
+      input: t.arg({
+        type: InvoiceNumberingInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
     },
     resolve: (_root, { type, input }, ctx) =>
       withUserErrors('numbering', () => new InvoiceNumberingService(ctx).update(type, input)),

@@ -12,7 +12,9 @@ import { InvoiceVoidService } from './invoice-void.service.ts';
 const customerToday = async (ctx: RequestContext, invoice: Invoice) =>
   today(await ctx.loaders.of(clockLoaders).nowByCustomerId.load(invoice.customerId));
 
-const CollectionStatusEnum = builder.enumType('CollectionStatus', { values: COLLECTION_STATUSES });
+const CollectionStatusEnum = builder.enumType('CollectionStatus', {
+  values: COLLECTION_STATUSES,
+});
 
 builder.objectFields(InvoiceRef, (t) => ({
   voidedAt: t.expose('voidedAt', {
@@ -71,7 +73,11 @@ const SettlementReversePayload = builder
         description: 'The new, negative settlement.',
         resolve: (payload) => payload.result?.settlement ?? null,
       }),
-      userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors }),
+      userErrors: t.field({
+        type: [UserErrorRef],
+        description: 'Why the mutation changed nothing; empty when it succeeded.',
+        resolve: (payload) => payload.userErrors,
+      }),
     }),
   });
 
@@ -80,13 +86,13 @@ builder.mutationFields((t) => ({
     type: InvoiceVoidPayload,
     description:
       'Voids a booked invoice with no settlements standing and no credit note: it keeps its number, owes nothing.',
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => withUserErrors('invoice', () => new InvoiceVoidService(ctx).void(id)),
   }),
   invoiceMarkUncollectible: t.field({
     type: InvoiceMarkUncollectiblePayload,
     description: 'Writes off a booked invoice that still has something due; it leaves the overdue list.',
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) =>
       withUserErrors('invoice', () => new InvoiceVoidService(ctx).markUncollectible(id)),
   }),

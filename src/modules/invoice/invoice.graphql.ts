@@ -1,4 +1,5 @@
 import { builder } from '../../graphql/builder.ts';
+import { describedValues } from '../../graphql/enum-values.ts';
 import { NodeRef, nodeType } from '../../graphql/node.ts';
 import { orderInput } from '../../graphql/ordering.ts';
 import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
@@ -17,9 +18,29 @@ import { InvoiceFilter } from './invoice.input.ts';
 import { InvoiceReads, invoiceLoaders } from './invoice.reads.ts';
 import { amountDue } from './invoice-collection.ts';
 
-export const InvoiceTypeEnum = builder.enumType('InvoiceType', { values: INVOICE_TYPES });
-export const InvoiceStatusEnum = builder.enumType('InvoiceStatus', { values: INVOICE_STATUSES });
-export const SettlementStatusEnum = builder.enumType('SettlementStatus', { values: SETTLEMENT_STATUSES });
+export const InvoiceTypeEnum = builder.enumType('InvoiceType', {
+  description: 'Whether a document bills the customer or credits an invoice back.',
+  values: describedValues(INVOICE_TYPES, {
+    invoice: 'An invoice: the customer owes its total.',
+    credit_note: 'A credit note: it credits (part of) a booked invoice back to the customer.',
+  }),
+});
+export const InvoiceStatusEnum = builder.enumType('InvoiceStatus', {
+  description: 'Whether the document can still change.',
+  values: describedValues(INVOICE_STATUSES, {
+    draft: 'Editable and without a number; it can be deleted.',
+    booked: 'Final: numbered, in the ledger, and no longer editable.',
+  }),
+});
+export const SettlementStatusEnum = builder.enumType('SettlementStatus', {
+  description: 'How the settlements recorded on an invoice compare with its total.',
+  values: describedValues(SETTLEMENT_STATUSES, {
+    settled: 'Settlements equal the total.',
+    over_settled: 'Settlements exceed the total.',
+    under_settled: 'Some, but less than the total, is settled.',
+    not_settled: 'Nothing is settled yet.',
+  }),
+});
 
 /**
  * A value, not an entity: it has no `id`, so normalized caches (Apollo, urql, Relay) keep each
@@ -41,9 +62,16 @@ const InvoiceCustomerSnapshotRef = builder.objectRef<InvoiceCustomer>('InvoiceCu
 });
 
 const InvoiceItemTaxRef = builder.objectRef<InvoiceItem>('InvoiceItemTax').implement({
+  description: 'The tax treatment of an invoice line.',
   fields: (t) => ({
-    taxable: t.boolean({ resolve: (item) => item.taxCode != null }),
-    taxCode: t.exposeString('taxCode', { nullable: true }),
+    taxable: t.boolean({
+      resolve: (item) => item.taxCode != null,
+      description: 'Whether the line is taxed: it has a tax code.',
+    }),
+    taxCode: t.exposeString('taxCode', {
+      nullable: true,
+      description: 'The tax code the line is taxed by; null for an untaxed line.',
+    }),
     taxRate: t.float({
       nullable: true,
       description: 'Percentage (25 is 25 %), as the tax code had it when the line got it.',
@@ -53,6 +81,7 @@ const InvoiceItemTaxRef = builder.objectRef<InvoiceItem>('InvoiceItemTax').imple
 });
 
 const InvoiceItemDiscountRef = builder.objectRef<InvoiceItem>('InvoiceItemDiscount').implement({
+  description: 'A discount on an invoice line: a percentage or an amount.',
   fields: (t) => ({
     percentage: t.float({ description: '10 is 10 %.', resolve: (item) => Number(item.discountPercentage) }),
     amount: t.float({ description: 'Minor units.', resolve: (item) => Number(item.discountAmount) }),
@@ -60,18 +89,36 @@ const InvoiceItemDiscountRef = builder.objectRef<InvoiceItem>('InvoiceItemDiscou
 });
 
 export const InvoiceItemRef = builder.objectRef<InvoiceItem>('InvoiceItem').implement({
+  description: 'One line of an invoice or credit note.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
-    quantity: t.float({ resolve: (item) => Number(item.quantity) }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
+    quantity: t.float({
+      resolve: (item) => Number(item.quantity),
+      description: 'The quantity billed (up to 6 decimals).',
+    }),
     unitAmount: t.float({
       description: 'Minor units; may be fractional (0.25 cents per call).',
       resolve: (item) => Number(item.unitAmount),
     }),
-    sku: t.exposeString('sku', { nullable: true }),
-    title: t.exposeString('title'),
-    description: t.exposeString('description', { nullable: true }),
-    periodStart: t.expose('periodStart', { type: 'Date', nullable: true }),
-    periodEnd: t.expose('periodEnd', { type: 'Date', nullable: true }),
+    sku: t.exposeString('sku', {
+      nullable: true,
+      description: 'The article number, as printed; null when none.',
+    }),
+    title: t.exposeString('title', { description: 'The line’s title, as printed.' }),
+    description: t.exposeString('description', {
+      nullable: true,
+      description: 'More text under the title; null when none.',
+    }),
+    periodStart: t.expose('periodStart', {
+      type: 'Date',
+      nullable: true,
+      description: 'First day the line covers (ISO 8601 date); null for a line without a period.',
+    }),
+    periodEnd: t.expose('periodEnd', {
+      type: 'Date',
+      nullable: true,
+      description: 'Last day the line covers (ISO 8601 date); null for a line without a period.',
+    }),
     amount: t.expose('amount', {
       type: 'SafeInt',
       description:
@@ -82,8 +129,12 @@ export const InvoiceItemRef = builder.objectRef<InvoiceItem>('InvoiceItem').impl
       description:
         "The line's share of its rate group's VAT, or its own VAT rounded under line rounding (docs/tax.md).",
     }),
-    tax: t.field({ type: InvoiceItemTaxRef, resolve: (item) => item }),
-    discount: t.field({ type: InvoiceItemDiscountRef, resolve: (item) => item }),
+    tax: t.field({ type: InvoiceItemTaxRef, resolve: (item) => item, description: 'How the line is taxed.' }),
+    discount: t.field({
+      type: InvoiceItemDiscountRef,
+      resolve: (item) => item,
+      description: 'The line’s discount.',
+    }),
     creditedItemId: t.expose('creditedItemId', {
       type: 'UUID',
       nullable: true,
@@ -93,13 +144,23 @@ export const InvoiceItemRef = builder.objectRef<InvoiceItem>('InvoiceItem').impl
 });
 
 export const SettlementRef = builder.objectRef<Settlement>('Settlement').implement({
+  description: 'A payment (or other settlement) recorded against an invoice.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
-    date: t.expose('date', { type: 'Date' }),
-    amount: t.expose('amount', { type: 'SafeInt' }),
-    reference: t.exposeString('reference', { nullable: true }),
-    note: t.exposeString('note', { nullable: true }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
+    date: t.expose('date', { type: 'Date', description: 'The day it was settled (ISO 8601 date).' }),
+    amount: t.expose('amount', {
+      type: 'SafeInt',
+      description: 'In minor units of the currency (cents for EUR).',
+    }),
+    reference: t.exposeString('reference', {
+      nullable: true,
+      description: 'The payment’s reference (e.g. a bank transaction id); null when none.',
+    }),
+    note: t.exposeString('note', { nullable: true, description: 'A note for people; null when none.' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
   }),
 });
 
@@ -111,13 +172,30 @@ InvoiceRef.implement({
   fields: (t) => ({
     id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
     handle: t.exposeString('handle', { nullable: true, description: 'The gapless number, once booked.' }),
-    type: t.expose('type', { type: InvoiceTypeEnum }),
-    status: t.expose('status', { type: InvoiceStatusEnum }),
-    settlementStatus: t.expose('settlementStatus', { type: SettlementStatusEnum }),
-    currency: t.exposeString('currency'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
-    bookedAt: t.expose('bookedAt', { type: 'DateTime', nullable: true }),
+    type: t.expose('type', { type: InvoiceTypeEnum, description: 'Invoice or credit note.' }),
+    status: t.expose('status', {
+      type: InvoiceStatusEnum,
+      description: 'Draft (editable) or booked (final).',
+    }),
+    settlementStatus: t.expose('settlementStatus', {
+      type: SettlementStatusEnum,
+      description: 'How the settlements compare with the total.',
+    }),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code, e.g. EUR.' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
+    bookedAt: t.expose('bookedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it was booked (ISO 8601, UTC); null while a draft.',
+    }),
     customer: t.field({
       type: InvoiceCustomerSnapshotRef,
       description:
@@ -134,15 +212,24 @@ InvoiceRef.implement({
         return customer;
       },
     }),
-    memo: t.exposeString('memo', { nullable: true }),
-    date: t.expose('date', { type: 'Date' }),
-    dueDate: t.expose('dueDate', { type: 'Date', nullable: true }),
+    memo: t.exposeString('memo', {
+      nullable: true,
+      description: 'A note printed on the document; null when none.',
+    }),
+    date: t.expose('date', { type: 'Date', description: 'The document date (ISO 8601 date).' }),
+    dueDate: t.expose('dueDate', {
+      type: 'Date',
+      nullable: true,
+      description: 'The day payment is due (ISO 8601 date); null without a payment term.',
+    }),
     items: t.field({
+      description: 'Its lines, in order.',
       type: [InvoiceItemRef],
       complexity: listCost(LIST_BOUNDS.invoiceItems),
       resolve: (invoice, _args, ctx) => ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.load(invoice.id),
     }),
     settlements: t.field({
+      description: 'The settlements recorded on it, oldest first.',
       type: [SettlementRef],
       complexity: listCost(LIST_BOUNDS.settlements),
       resolve: (invoice, _args, ctx) =>
@@ -159,7 +246,10 @@ InvoiceRef.implement({
     }),
     totalExclVat: t.expose('totalExclVat', { type: 'SafeInt', description: 'Σ item amount.' }),
     totalVat: t.expose('totalVat', { type: 'SafeInt', description: 'Σ item taxAmount.' }),
-    totalInclVat: t.expose('totalInclVat', { type: 'SafeInt' }),
+    totalInclVat: t.expose('totalInclVat', {
+      type: 'SafeInt',
+      description: 'The total including VAT, in minor units of the currency.',
+    }),
     totalDue: t.field({
       type: 'SafeInt',
       description: 'totalInclVat − Σ settlements; negative when over-settled; 0 when void.',
@@ -175,11 +265,12 @@ const InvoiceConnectionRef = builder.connectionObject(
 
 const InvoiceFilterRef = builder
   .inputType('InvoiceFilter', {
+    description: 'Narrows the invoices listed; every field given must match.',
     fields: (t) => ({
-      customerId: t.field({ type: 'UUID' }),
-      type: t.field({ type: InvoiceTypeEnum }),
-      status: t.field({ type: InvoiceStatusEnum }),
-      settlementStatus: t.field({ type: SettlementStatusEnum }),
+      customerId: t.field({ type: 'UUID', description: 'Only this customer’s invoices.' }),
+      type: t.field({ type: InvoiceTypeEnum, description: 'Only invoices or only credit notes.' }),
+      status: t.field({ type: InvoiceStatusEnum, description: 'Only drafts or only booked ones.' }),
+      settlementStatus: t.field({ type: SettlementStatusEnum, description: 'Only this settlement status.' }),
       dateFrom: t.field({ type: 'Date', description: 'Invoices dated on or after this day.' }),
       dateTo: t.field({ type: 'Date', description: 'Invoices dated on or before this day.' }),
       overdue: t.boolean({
@@ -191,12 +282,13 @@ const InvoiceFilterRef = builder
 
 const CustomerInvoiceFilterRef = builder
   .inputType('CustomerInvoiceFilter', {
+    description: 'Narrows the customer’s invoices listed; every field given must match.',
     fields: (t) => ({
-      type: t.field({ type: InvoiceTypeEnum }),
-      status: t.field({ type: InvoiceStatusEnum }),
-      settlementStatus: t.field({ type: SettlementStatusEnum }),
-      dateFrom: t.field({ type: 'Date' }),
-      dateTo: t.field({ type: 'Date' }),
+      type: t.field({ type: InvoiceTypeEnum, description: 'Only invoices or only credit notes.' }),
+      status: t.field({ type: InvoiceStatusEnum, description: 'Only drafts or only booked ones.' }),
+      settlementStatus: t.field({ type: SettlementStatusEnum, description: 'Only this settlement status.' }),
+      dateFrom: t.field({ type: 'Date', description: 'Invoices dated on or after this day.' }),
+      dateTo: t.field({ type: 'Date', description: 'Invoices dated on or before this day.' }),
       overdue: t.boolean({
         description: 'true: only invoices with daysOverdue > 0 (as of today, UTC); false: only the others.',
       }),
@@ -219,7 +311,16 @@ builder.objectField(CustomerRef, 'invoices', (t) =>
       type: InvoiceRef,
       description:
         "The customer's invoices and credit notes, in creation order unless `orderBy` says otherwise.",
-      args: { filter: t.arg({ type: CustomerInvoiceFilterRef }), orderBy: t.arg({ type: InvoiceOrder.ref }) },
+      args: {
+        filter: t.arg({
+          type: CustomerInvoiceFilterRef,
+          description: 'Only items matching every field given; all when left out.',
+        }),
+        orderBy: t.arg({
+          type: InvoiceOrder.ref,
+          description: 'The sort order; creation order when left out.',
+        }),
+      },
       resolve: (customer, { filter, orderBy, ...page }, ctx) =>
         new InvoiceReads(ctx).list(
           { ...filter, customerId: customer.id },
@@ -233,9 +334,10 @@ builder.objectField(CustomerRef, 'invoices', (t) =>
 
 builder.queryFields((t) => ({
   invoice: t.field({
+    description: 'The invoice or credit note with this id; null when this environment has none.',
     type: InvoiceRef,
     nullable: true,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(invoiceLoaders).byId.load(id),
   }),
   invoiceByNumber: t.field({
@@ -250,7 +352,16 @@ builder.queryFields((t) => ({
       type: InvoiceRef,
       description:
         "The environment's invoices and credit notes, in creation order unless `orderBy` says otherwise.",
-      args: { filter: t.arg({ type: InvoiceFilterRef }), orderBy: t.arg({ type: InvoiceOrder.ref }) },
+      args: {
+        filter: t.arg({
+          type: InvoiceFilterRef,
+          description: 'Only items matching every field given; all when left out.',
+        }),
+        orderBy: t.arg({
+          type: InvoiceOrder.ref,
+          description: 'The sort order; creation order when left out.',
+        }),
+      },
       resolve: (_root, { filter, orderBy, ...page }, ctx) =>
         new InvoiceReads(ctx).list(filter ?? {}, page, InvoiceOrder.toSort(orderBy)),
     },

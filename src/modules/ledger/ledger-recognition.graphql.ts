@@ -10,9 +10,15 @@ const RecognitionRowRef = builder.objectRef<RecognitionRow>('RecognitionSchedule
   description:
     'One share of a deferred line: recognized (deferral to income) on its date. A credit note’s take-back from income is a posted negative row.',
   fields: (t) => ({
-    date: t.expose('date', { type: 'Date' }),
-    amount: t.expose('amount', { type: 'SafeInt' }),
-    posted: t.boolean({ resolve: (row) => row.postedEntryId !== null }),
+    date: t.expose('date', { type: 'Date', description: 'The day the share is recognised (ISO 8601 date).' }),
+    amount: t.expose('amount', {
+      type: 'SafeInt',
+      description: 'In minor units of the currency (cents for EUR).',
+    }),
+    posted: t.boolean({
+      resolve: (row) => row.postedEntryId !== null,
+      description: 'Whether the share is posted to the ledger already.',
+    }),
     cancelled: t.exposeBoolean('cancelled', { description: 'Cancelled by a void (or credited to zero).' }),
   }),
 });
@@ -33,8 +39,12 @@ builder.objectField(InvoiceItemRef, 'recognitionSchedule', (t) =>
 const RecognitionRunRef = builder
   .objectRef<{ upTo: string; posted: number }>('RevenueRecognitionRun')
   .implement({
+    description: 'What a revenue recognition run did.',
     fields: (t) => ({
-      upTo: t.expose('upTo', { type: 'Date' }),
+      upTo: t.expose('upTo', {
+        type: 'Date',
+        description: 'The day the run posted up to (exclusive, ISO 8601 date).',
+      }),
       posted: t.exposeInt('posted', { description: 'Schedule rows posted by this run.' }),
     }),
   });
@@ -45,7 +55,13 @@ builder.mutationFields((t) => ({
     type: RecognitionRunPayload,
     description:
       'Posts every schedule row dated before upTo that is not posted yet (the daily job does the same up to today); a rerun posts nothing.',
-    args: { upTo: t.arg({ type: 'Date', required: true }) },
+    args: {
+      upTo: t.arg({
+        type: 'Date',
+        required: true,
+        description: 'Rows dated before this day are posted (ISO 8601 date).',
+      }),
+    },
     resolve: (_root, args, ctx) =>
       withUserErrors('run', async () => {
         const upTo = CalendarDate.parse(args.upTo);

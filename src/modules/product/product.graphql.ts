@@ -9,16 +9,20 @@ import { productLoaders } from './product.reads.ts';
 import { ProductService } from './product.service.ts';
 
 export const ProductRef = builder.objectRef<Product>('Product').implement({
+  description: 'Something sold, with prices (see Price).',
   interfaces: [NodeRef],
   fields: (t) => ({
     id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
-    name: t.exposeString('name'),
+    name: t.exposeString('name', { description: 'The product’s name, as printed on invoice lines.' }),
     handle: t.exposeString('handle', {
       nullable: true,
       description:
         'Handle or SKU, unique within the environment. Invoice items with this sku take their defaults from the product.',
     }),
-    description: t.exposeString('description', { nullable: true }),
+    description: t.exposeString('description', {
+      nullable: true,
+      description: 'Text about the product; null when none.',
+    }),
     taxCode: t.exposeString('taxCode', {
       nullable: true,
       description: 'Code of a tax code of the environment.',
@@ -27,8 +31,15 @@ export const ProductRef = builder.objectRef<Product>('Product').implement({
       type: 'JSONObject',
       description: 'Keys the operator keeps on the product (REST PATCH keys that are no product field).',
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
   }),
 });
 
@@ -37,10 +48,13 @@ const METADATA_DESCRIPTION =
 
 const ProductCreateInputRef = builder
   .inputType('ProductCreateInput', {
+    description: 'A new product.',
     fields: (t) => ({
-      name: t.string({ required: true }),
-      handle: t.string(),
-      description: t.string(),
+      name: t.string({ required: true, description: 'The product’s name (1 to 250 characters).' }),
+      handle: t.string({
+        description: 'A unique handle within the environment, for lookups; none when left out.',
+      }),
+      description: t.string({ description: 'Text about the product.' }),
       taxCode: t.string({ description: 'Code of a tax code of the environment.' }),
       metadata: t.field({ type: 'JSONObject', description: METADATA_DESCRIPTION }),
     }),
@@ -51,10 +65,10 @@ const ProductUpdateInputRef = builder
   .inputType('ProductUpdateInput', {
     description: 'Fields left out stay as they are; fields set to null are cleared (name cannot be).',
     fields: (t) => ({
-      name: t.string(),
-      handle: t.string(),
-      description: t.string(),
-      taxCode: t.string(),
+      name: t.string({ description: 'A new name.' }),
+      handle: t.string({ description: 'A new handle; null clears it.' }),
+      description: t.string({ description: 'New text; null clears it.' }),
+      taxCode: t.string({ description: 'A new tax code; null clears it.' }),
       metadata: t.field({ type: 'JSONObject', description: METADATA_DESCRIPTION }),
     }),
   })
@@ -81,9 +95,10 @@ const ProductUpdatePayload = payloadType('ProductUpdatePayload', 'product', Prod
 
 builder.queryFields((t) => ({
   product: t.field({
+    description: 'The product with this id; null when this environment has none.',
     type: ProductRef,
     nullable: true,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(productLoaders).byId.load(id),
   }),
   productByHandle: t.field({
@@ -97,7 +112,16 @@ builder.queryFields((t) => ({
     {
       type: ProductRef,
       description: "The environment's products, in creation order unless `orderBy` says otherwise.",
-      args: { filter: t.arg({ type: ProductFilterRef }), orderBy: t.arg({ type: ProductOrder.ref }) },
+      args: {
+        filter: t.arg({
+          type: ProductFilterRef,
+          description: 'Only items matching every field given; all when left out.',
+        }),
+        orderBy: t.arg({
+          type: ProductOrder.ref,
+          description: 'The sort order; creation order when left out.',
+        }),
+      },
       resolve: (_root, { filter, orderBy, ...page }, ctx) =>
         new ProductService(ctx).list(page, filter ?? {}, ProductOrder.toSort(orderBy)),
     },
@@ -108,16 +132,28 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   productCreate: t.field({
+    description: 'Creates a product.',
     type: ProductCreatePayload,
-    args: { input: t.arg({ type: ProductCreateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: ProductCreateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('product', () => new ProductService(ctx).create(input)),
   }),
   productUpdate: t.field({
+    description: 'Changes a product.',
     type: ProductUpdatePayload,
     args: {
-      id: t.arg({ type: 'UUID', required: true }),
-      input: t.arg({ type: ProductUpdateInputRef, required: true }),
+      id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
+      input: t.arg({
+        type: ProductUpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
     },
     resolve: (_root, { id, input }, ctx) =>
       withUserErrors('product', () => new ProductService(ctx).update(id, input)),

@@ -1,4 +1,5 @@
 import { builder } from '../../graphql/builder.ts';
+import { describedValues } from '../../graphql/enum-values.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import { BillingAddressInputRef, BillingAddressRef } from '../customer/customer.graphql.ts';
 import { MAX_LOGO_BYTES } from './seller.checks.ts';
@@ -6,16 +7,20 @@ import { SELLER_LANGUAGES, type SellerLogo, type SellerProfile } from './seller.
 import { SellerProfileService } from './seller.service.ts';
 
 const SellerLanguageEnum = builder.enumType('SellerLanguage', {
-  values: SELLER_LANGUAGES,
+  values: describedValues(SELLER_LANGUAGES, {
+    en: 'English.',
+    de: 'German.',
+    fr: 'French.',
+  }),
   description: 'The language invoice documents are printed in.',
 });
 
 const SellerLogoRef = builder.objectRef<SellerLogo>('SellerLogo').implement({
   description: 'The logo printed at the top of invoice documents.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     mediaType: t.exposeString('mediaType', { description: 'image/png or image/jpeg.' }),
-    byteSize: t.exposeInt('byteSize'),
+    byteSize: t.exposeInt('byteSize', { description: 'The logo file’s size, in bytes.' }),
     data: t.exposeString('data', { description: 'The image, base64-encoded.' }),
   }),
 });
@@ -29,7 +34,11 @@ const SellerProfileRef = builder.objectRef<SellerProfile>('SellerProfile').imple
       nullable: true,
       description: 'The registered name; invoices show the environment’s name while it is null.',
     }),
-    address: t.expose('address', { type: BillingAddressRef, nullable: true }),
+    address: t.expose('address', {
+      type: BillingAddressRef,
+      nullable: true,
+      description: 'The seller’s postal address, printed on invoices; null when not set.',
+    }),
     vatId: t.exposeString('vatId', { nullable: true, description: 'VAT identification number (BT-31).' }),
     taxNumber: t.exposeString('taxNumber', {
       nullable: true,
@@ -39,41 +48,64 @@ const SellerProfileRef = builder.objectRef<SellerProfile>('SellerProfile').imple
       nullable: true,
       description: 'Legal registration, such as a commercial register entry or SIREN (BT-30).',
     }),
-    email: t.exposeString('email', { nullable: true }),
-    phone: t.exposeString('phone', { nullable: true }),
-    iban: t.exposeString('iban', { nullable: true }),
-    bic: t.exposeString('bic', { nullable: true }),
-    paymentInstructions: t.exposeString('paymentInstructions', { nullable: true }),
+    email: t.exposeString('email', {
+      nullable: true,
+      description: 'Contact e-mail address printed on invoices; null when not set.',
+    }),
+    phone: t.exposeString('phone', {
+      nullable: true,
+      description: 'Contact phone number printed on invoices; null when not set.',
+    }),
+    iban: t.exposeString('iban', {
+      nullable: true,
+      description: 'Bank account (IBAN) printed for payment; null when not set.',
+    }),
+    bic: t.exposeString('bic', {
+      nullable: true,
+      description: 'Bank code (BIC) printed for payment; null when not set.',
+    }),
+    paymentInstructions: t.exposeString('paymentInstructions', {
+      nullable: true,
+      description: 'Payment instructions printed on invoices; null when not set.',
+    }),
     footer: t.exposeString('footer', { nullable: true, description: 'Printed at the bottom of each page.' }),
-    language: t.expose('language', { type: SellerLanguageEnum }),
+    language: t.expose('language', {
+      type: SellerLanguageEnum,
+      description: 'The language invoices are printed in.',
+    }),
     logo: t.field({
+      description: 'The logo printed on invoices; null when none.',
       type: SellerLogoRef,
       nullable: true,
       resolve: (profile, _args, ctx) =>
         profile.logoId ? new SellerProfileService(ctx).logo(profile.logoId) : null,
     }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
   }),
 });
 
 const SellerProfileUpdateInputRef = builder.inputType('SellerProfileUpdateInput', {
   description: 'Fields left out stay as they are; null clears one.',
   fields: (t) => ({
-    legalName: t.string(),
+    legalName: t.string({ description: 'A new legal name.' }),
     address: t.field({
       type: BillingAddressInputRef,
       description: 'Replaces the whole address; country is a two-letter ISO 3166 code.',
     }),
     vatId: t.string({ description: 'An EU VAT number with its country prefix (or a GB one).' }),
-    taxNumber: t.string(),
-    companyId: t.string(),
-    email: t.string(),
-    phone: t.string(),
+    taxNumber: t.string({ description: 'A new tax number; null clears it.' }),
+    companyId: t.string({ description: 'A new company registration id; null clears it.' }),
+    email: t.string({ description: 'A new contact e-mail address; null clears it.' }),
+    phone: t.string({ description: 'A new contact phone number; null clears it.' }),
     iban: t.string({ description: 'Checked by its ISO 13616 check digits; spaces are dropped.' }),
-    bic: t.string(),
-    paymentInstructions: t.string(),
-    footer: t.string(),
-    language: t.field({ type: SellerLanguageEnum }),
+    bic: t.string({ description: 'A new bank code (BIC); null clears it.' }),
+    paymentInstructions: t.string({ description: 'New payment instructions; null clears it.' }),
+    footer: t.string({ description: 'A new invoice footer text; null clears it.' }),
+    language: t.field({ type: SellerLanguageEnum, description: 'A new invoice language.' }),
     logo: t.string({
       description: `A PNG or JPEG image of at most ${MAX_LOGO_BYTES / 1024} KiB, base64-encoded; null removes it.`,
     }),
@@ -99,7 +131,13 @@ builder.mutationFields((t) => ({
     type: SellerProfileUpdatePayload,
     description:
       'Changes the seller profile. Invoices booked before keep the profile they were booked with; drafts show the new one.',
-    args: { input: t.arg({ type: SellerProfileUpdateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: SellerProfileUpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('sellerProfile', () => new SellerProfileService(ctx).update(input)),
   }),

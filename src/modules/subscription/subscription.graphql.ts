@@ -2,6 +2,7 @@ import type { RequestContext } from '../../context.ts';
 import { Instant } from '../../dates/calendar.ts';
 import type { Period } from '../../dates/periods.ts';
 import { builder } from '../../graphql/builder.ts';
+import { describedValues } from '../../graphql/enum-values.ts';
 import { NodeRef, nodeType } from '../../graphql/node.ts';
 import { payloadType, type UserError, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
 import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
@@ -31,7 +32,11 @@ import { subscriptionLoaders } from './subscription.reads.ts';
 import { SubscriptionService } from './subscription.service.ts';
 
 export const SubscriptionStatusEnum = builder.enumType('SubscriptionStatus', {
-  values: SUBSCRIPTION_STATUSES,
+  values: describedValues(SUBSCRIPTION_STATUSES, {
+    active: 'Running: its periods are billed and it renews as set.',
+    cancelled: 'Cancelled: periods under way at the cancellation are still billed, no later one.',
+    ended: 'Over: nothing is left to bill.',
+  }),
   description:
     'active; cancelled (periods under way at the cancellation are still billed); ended (nothing left to bill).',
 });
@@ -39,14 +44,18 @@ export const SubscriptionStatusEnum = builder.enumType('SubscriptionStatus', {
 const PeriodRef = builder.objectRef<Period>('SubscriptionPeriod').implement({
   description: 'A billing period: from start up to (not including) end, the day the next period starts.',
   fields: (t) => ({
-    start: t.expose('start', { type: 'Date' }),
-    end: t.expose('end', { type: 'Date' }),
+    start: t.expose('start', { type: 'Date', description: 'First day of the period (ISO 8601 date).' }),
+    end: t.expose('end', {
+      type: 'Date',
+      description: 'First day after the period (ISO 8601 date, exclusive): the next period’s start.',
+    }),
   }),
 });
 
 const TermRef = builder.objectRef<Subscription>('SubscriptionTerm').implement({
+  description: 'The subscription’s term: the day it starts and, when it has one, the day it ends.',
   fields: (t) => ({
-    start: t.expose('termStart', { type: 'Date' }),
+    start: t.expose('termStart', { type: 'Date', description: 'First day of the term (ISO 8601 date).' }),
     end: t.expose('termEnd', { type: 'Date', nullable: true, description: 'None: open-ended.' }),
   }),
 });
@@ -84,7 +93,11 @@ async function ahead(item: SubscriptionItem, ctx: RequestContext): Promise<Subsc
 }
 
 export const ProrationBehaviorEnum = builder.enumType('ProrationBehavior', {
-  values: PRORATION_BEHAVIORS,
+  values: describedValues(PRORATION_BEHAVIORS, {
+    create: 'Proration lines are made and go on the customer’s next invoice.',
+    none: 'No proration: the period under way runs out at its old figures.',
+    invoice_now: 'Proration lines are made and invoiced at once.',
+  }),
   description:
     'How the days from a change to the end of the period under way are billed: create (proration lines go on the next invoice), none (the period runs out as it was), invoice_now (the proration lines are invoiced at once).',
 });
@@ -93,7 +106,7 @@ const ScheduledChangeRef = builder.objectRef<SubscriptionChange>('SubscriptionSc
   description:
     'A change of an item (its quantity, price, or its removal): whole periods from appliesFrom on bill it; the days from effectiveOn to appliesFrom are prorated unless proration is none.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     effectiveOn: t.expose('effectiveOn', {
       type: 'Date',
       description: 'The local day the change was made for.',
@@ -112,8 +125,14 @@ const ScheduledChangeRef = builder.objectRef<SubscriptionChange>('SubscriptionSc
       description:
         'The removal of the item (or the cancellation of its subscription): no period from appliesFrom on is billed. Cancelling it keeps the item (and the subscription) going.',
     }),
-    proration: t.expose('proration', { type: ProrationBehaviorEnum }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    proration: t.expose('proration', {
+      type: ProrationBehaviorEnum,
+      description: 'How the days from the change to the end of the period under way are billed.',
+    }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
   }),
 });
 
@@ -126,13 +145,22 @@ export const ProrationLineRef = builder
       kind: t.exposeString('kind', {
         description: 'unused, remaining, or trial (the zero line naming a trial on the first invoice).',
       }),
-      subscriptionItemId: t.expose('subscriptionItemId', { type: 'UUID' }),
-      productId: t.expose('productId', { type: 'UUID' }),
-      priceId: t.expose('priceId', { type: 'UUID' }),
-      description: t.exposeString('description'),
-      quantity: t.float({ resolve: (line) => Number(line.quantity) }),
+      subscriptionItemId: t.expose('subscriptionItemId', {
+        type: 'UUID',
+        description: 'The subscription item’s id.',
+      }),
+      productId: t.expose('productId', { type: 'UUID', description: 'The product’s id.' }),
+      priceId: t.expose('priceId', { type: 'UUID', description: 'The price’s id.' }),
+      description: t.exposeString('description', { description: 'The line text as it goes on the invoice.' }),
+      quantity: t.float({
+        resolve: (line) => Number(line.quantity),
+        description: 'The quantity the line prices.',
+      }),
       amount: t.exposeInt('amount', { description: 'Minor units; negative for a credit.' }),
-      periodStart: t.expose('periodStart', { type: 'Date' }),
+      periodStart: t.expose('periodStart', {
+        type: 'Date',
+        description: 'First day the line covers (ISO 8601 date).',
+      }),
       periodEnd: t.expose('periodEnd', { type: 'Date', description: 'The first day not covered.' }),
       invoiceId: t.field({
         type: 'UUID',
@@ -146,8 +174,9 @@ export const ProrationLineRef = builder
 export const SubscriptionItemRef = builder.objectRef<SubscriptionItem>('SubscriptionItem').implement({
   description: 'A product at a price. Periods are anchored at the subscription start, by the price term.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     product: t.field({
+      description: 'The product the item bills.',
       type: ProductRef,
       resolve: async (item, _args, ctx) =>
         (await ctx.loaders.of(productLoaders).byId.load(item.productId)) as never,
@@ -174,6 +203,7 @@ export const SubscriptionItemRef = builder.objectRef<SubscriptionItem>('Subscrip
       },
     }),
     nextQuantityFrom: t.field({
+      description: 'The day nextQuantity applies from (ISO 8601 date); null without a quantity change ahead.',
       type: 'Date',
       nullable: true,
       resolve: async (item, _args, ctx) =>
@@ -189,9 +219,15 @@ export const SubscriptionItemRef = builder.objectRef<SubscriptionItem>('Subscrip
       type: TermUnitEnum,
       description: "The price's, when the item was added.",
     }),
-    termCount: t.exposeInt('termCount'),
-    purchase: t.expose('purchase', { type: PurchaseEnum }),
-    method: t.expose('method', { type: BillingMethodEnum }),
+    termCount: t.exposeInt('termCount', { description: 'How many termUnits one period lasts.' }),
+    purchase: t.expose('purchase', {
+      type: PurchaseEnum,
+      description: 'Whether the item bills once or every period.',
+    }),
+    method: t.expose('method', {
+      type: BillingMethodEnum,
+      description: 'When the item bills: ahead of a period, after it, or by its usage.',
+    }),
     startsOn: t.expose('startsOn', { type: 'Date', description: 'The start of its first period.' }),
     endsOn: t.expose('endsOn', {
       type: 'Date',
@@ -223,12 +259,17 @@ export const SubscriptionRef = builder.objectRef<Subscription>('CustomerSubscrip
     id: t.exposeID('id', { description: 'A UUID; the same id in REST.' }),
     handle: t.exposeString('handle', { nullable: true, description: 'Unique within the environment.' }),
     customer: t.field({
+      description: 'The customer subscribed.',
       type: CustomerRef,
       resolve: async (subscription, _args, ctx) =>
         (await ctx.loaders.of(customerLoaders).byId.load(subscription.customerId)) as never,
     }),
-    currency: t.exposeString('currency'),
-    term: t.field({ type: TermRef, resolve: (subscription) => subscription }),
+    currency: t.exposeString('currency', { description: 'ISO 4217 currency code, e.g. EUR.' }),
+    term: t.field({
+      type: TermRef,
+      resolve: (subscription) => subscription,
+      description: 'When the subscription starts and ends.',
+    }),
     billingAnchor: t.expose('startDate', {
       type: 'Date',
       description:
@@ -242,7 +283,10 @@ export const SubscriptionRef = builder.objectRef<Subscription>('CustomerSubscrip
     autoRenewal: t.exposeBoolean('autoRenewal', {
       description: 'Renews a termed subscription at its term end, for another term as long as the first.',
     }),
-    status: t.expose('status', { type: SubscriptionStatusEnum }),
+    status: t.expose('status', {
+      type: SubscriptionStatusEnum,
+      description: 'Whether it is active, cancelled or ended.',
+    }),
     cancelledAt: t.expose('cancelledAt', {
       type: 'DateTime',
       nullable: true,
@@ -255,19 +299,38 @@ export const SubscriptionRef = builder.objectRef<Subscription>('CustomerSubscrip
       resolve: (subscription, _args, ctx) =>
         ctx.loaders.of(subscriptionLoaders).itemsBySubscriptionId.load(subscription.id),
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
   }),
 });
 
 const UsageRecordRef = builder.objectRef<UsageRecord>('UsageRecord').implement({
+  description: 'A quantity of usage recorded for an item billed by usage records (no metric).',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
-    subscriptionItemId: t.expose('subscriptionItemId', { type: 'UUID' }),
-    quantity: t.float({ resolve: (record) => Number(record.quantity) }),
-    timestamp: t.expose('occurredAt', { type: 'DateTime' }),
-    idempotencyKey: t.exposeString('idempotencyKey'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
+    subscriptionItemId: t.expose('subscriptionItemId', {
+      type: 'UUID',
+      description: 'The subscription item’s id.',
+    }),
+    quantity: t.float({ resolve: (record) => Number(record.quantity), description: 'The quantity used.' }),
+    timestamp: t.expose('occurredAt', {
+      type: 'DateTime',
+      description: 'When the usage happened (ISO 8601, UTC).',
+    }),
+    idempotencyKey: t.exposeString('idempotencyKey', {
+      description: 'The key that makes recording it again answer this record instead of a second one.',
+    }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
   }),
 });
 
@@ -277,8 +340,9 @@ const SubscriptionConnectionRef = builder.connectionObject(
 );
 
 const SubscriptionItemInputRef = builder.inputType('SubscriptionItemInput', {
+  description: 'A product at a price to subscribe to.',
   fields: (t) => ({
-    productId: t.field({ type: 'UUID', required: true }),
+    productId: t.field({ type: 'UUID', required: true, description: 'The product’s id.' }),
     priceId: t.field({
       type: 'UUID',
       required: true,
@@ -294,6 +358,7 @@ const SubscriptionItemInputRef = builder.inputType('SubscriptionItemInput', {
 });
 
 const SubscriptionTermInputRef = builder.inputType('SubscriptionTermInput', {
+  description: 'When a new subscription starts and, optionally, ends.',
   fields: (t) => ({
     start: t.field({ type: 'Date', required: true, description: 'Anchors every billing period.' }),
     end: t.field({ type: 'Date', description: 'Leave out for an open-ended subscription.' }),
@@ -302,11 +367,18 @@ const SubscriptionTermInputRef = builder.inputType('SubscriptionTermInput', {
 
 const SubscriptionCreateInputRef = builder
   .inputType('SubscriptionCreateInput', {
+    description: 'A new subscription of a customer, with its items.',
     fields: (t) => ({
-      customerId: t.field({ type: 'UUID', required: true }),
+      customerId: t.field({ type: 'UUID', required: true, description: 'The customer’s id.' }),
       currency: t.string({ description: "Defaults to the customer's currency." }),
-      handle: t.string(),
-      term: t.field({ type: SubscriptionTermInputRef, required: true }),
+      handle: t.string({
+        description: 'A unique handle within the environment, for lookups; none when left out.',
+      }),
+      term: t.field({
+        type: SubscriptionTermInputRef,
+        required: true,
+        description: 'When it starts and ends.',
+      }),
       billingAnchor: t.field({
         type: 'Date',
         description:
@@ -318,7 +390,11 @@ const SubscriptionCreateInputRef = builder
           'A trial up to this day (after the start, before any term end): nothing is charged before it, periods are anchored at it, and the first invoice names the trial in a zero line.',
       }),
       autoRenewal: t.boolean({ description: 'Defaults to false; needs a term end.' }),
-      items: t.field({ type: [SubscriptionItemInputRef], required: true }),
+      items: t.field({
+        type: [SubscriptionItemInputRef],
+        required: true,
+        description: 'The products and prices to subscribe to; at least one.',
+      }),
     }),
   })
   .validate(SubscriptionCreateInput);
@@ -326,8 +402,8 @@ const SubscriptionCreateInputRef = builder
 const SubscriptionItemQuantityInputRef = builder.inputType('SubscriptionItemQuantityInput', {
   description: 'A new quantity, a new price (same term, purchase and method as the item), or both.',
   fields: (t) => ({
-    id: t.field({ type: 'UUID', required: true }),
-    quantity: t.float(),
+    id: t.field({ type: 'UUID', required: true, description: 'The subscription item’s id.' }),
+    quantity: t.float({ description: 'The new quantity (at most 6 decimals); left out: unchanged.' }),
     priceId: t.field({ type: 'UUID', description: 'An upgrade or downgrade to another price.' }),
   }),
 });
@@ -337,7 +413,9 @@ const SubscriptionUpdateInputRef = builder
     description:
       'Changes apply from each item’s next period on: the first that starts at or after `at` and is not billed yet.',
     fields: (t) => ({
-      autoRenewal: t.boolean(),
+      autoRenewal: t.boolean({
+        description: 'Whether it renews at the end of its term; left out: unchanged.',
+      }),
       items: t.field({ type: [SubscriptionItemQuantityInputRef], description: 'New quantities and prices.' }),
       addItems: t.field({
         type: [SubscriptionItemInputRef],
@@ -359,9 +437,10 @@ const SubscriptionUpdateInputRef = builder
 
 const SubscriptionFilterRef = builder
   .inputType('SubscriptionFilter', {
+    description: 'Narrows the subscriptions listed; every field given must match.',
     fields: (t) => ({
-      customerId: t.field({ type: 'UUID' }),
-      status: t.field({ type: SubscriptionStatusEnum }),
+      customerId: t.field({ type: 'UUID', description: 'Only this customer’s subscriptions.' }),
+      status: t.field({ type: SubscriptionStatusEnum, description: 'Only subscriptions in this status.' }),
     }),
   })
   .validate(SubscriptionFilter);
@@ -376,6 +455,8 @@ type ChangePayload = {
 /** `{ subscription, prorationLines, userErrors }`: what a change made, or (previewed) would make. */
 const changePayload = (name: string) =>
   builder.objectRef<ChangePayload>(name).implement({
+    description:
+      'What a subscription change made (or, previewed, would make): the subscription, its proration lines, or the userErrors that refused it.',
     fields: (t) => ({
       subscription: t.field({
         type: SubscriptionRef,
@@ -388,7 +469,11 @@ const changePayload = (name: string) =>
         description: 'The proration lines the change made (or, previewed, would make).',
         resolve: (payload) => payload.prorationLines,
       }),
-      userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors }),
+      userErrors: t.field({
+        type: [UserErrorRef],
+        description: 'Why the mutation changed nothing; empty when it succeeded.',
+        resolve: (payload) => payload.userErrors,
+      }),
     }),
   });
 
@@ -414,15 +499,22 @@ const UsageRecordPayload = payloadType('UsageRecordPayload', 'usageRecord', Usag
 
 builder.queryFields((t) => ({
   subscription: t.field({
+    description: 'The subscription with this id; null when this environment has none.',
     type: SubscriptionRef,
     nullable: true,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => ctx.loaders.of(subscriptionLoaders).byId.load(id),
   }),
   subscriptions: t.connection(
     {
+      description: 'The subscriptions of this environment.',
       type: SubscriptionRef,
-      args: { filter: t.arg({ type: SubscriptionFilterRef }) },
+      args: {
+        filter: t.arg({
+          type: SubscriptionFilterRef,
+          description: 'Only subscriptions matching this filter; all when left out.',
+        }),
+      },
       resolve: (_root, { filter, ...page }, ctx) => new SubscriptionService(ctx).list(filter ?? {}, page),
     },
     SubscriptionConnectionRef,
@@ -431,16 +523,29 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   subscriptionCreate: t.field({
+    description: 'Creates a subscription for a customer.',
     type: SubscriptionCreatePayload,
-    args: { input: t.arg({ type: SubscriptionCreateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: SubscriptionCreateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('subscription', () => new SubscriptionService(ctx).create(input)),
   }),
   subscriptionUpdate: t.field({
+    description:
+      'Changes a subscription: items, quantities, prices, renewal; with proration for the period under way.',
     type: SubscriptionUpdatePayload,
     args: {
-      id: t.arg({ type: 'UUID', required: true }),
-      input: t.arg({ type: SubscriptionUpdateInputRef, required: true }),
+      id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
+      input: t.arg({
+        type: SubscriptionUpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
       preview: t.arg.boolean({
         description: 'Answers the proration lines the change would make, and changes nothing.',
       }),
@@ -455,9 +560,17 @@ builder.mutationFields((t) => ({
     description:
       'Cancels from `at` (default now): no later period is billed and it no longer renews. With proration create (default) or invoice_now, the unused days of the period under way are credited; with none, that period runs out.',
     args: {
-      id: t.arg({ type: 'UUID', required: true }),
-      at: t.arg({ type: 'DateTime' }).validate(Instant.nullish()),
-      proration: t.arg({ type: ProrationBehaviorEnum }),
+      id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
+      at: t
+        .arg({
+          type: 'DateTime',
+          description: 'When the cancellation takes effect (ISO 8601); now when left out.',
+        })
+        .validate(Instant.nullish()),
+      proration: t.arg({
+        type: ProrationBehaviorEnum,
+        description: 'How the unused days of the period under way are billed; create when left out.',
+      }),
       preview: t.arg.boolean({
         description: 'Answers the proration lines the cancellation would make, and changes nothing.',
       }),
@@ -473,7 +586,7 @@ builder.mutationFields((t) => ({
     type: ScheduledChangeCancelPayload,
     description:
       'Cancels a scheduled change no billed period has used yet, with its proration lines (refused once they are invoiced, or while a later change of the item waits).',
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: async (_root, { id }, ctx) => {
       const payload = await withUserErrors('result', () =>
         new SubscriptionService(ctx).cancelScheduledChange(id),
@@ -491,7 +604,11 @@ builder.mutationFields((t) => ({
       'Records usage of an event-based item, billed in arrears with its period. The same idempotencyKey for the same item records once.',
     args: t.validate(
       {
-        subscriptionItemId: t.arg({ type: 'UUID', required: true }),
+        subscriptionItemId: t.arg({
+          type: 'UUID',
+          required: true,
+          description: 'The item the usage is of (billed by usage records, not a metric).',
+        }),
         quantity: t.arg.float({ required: true, description: 'More than 0, at most 6 decimals.' }),
         timestamp: t.arg({
           type: 'DateTime',

@@ -9,15 +9,22 @@ import { TaxCodeService } from './tax-code.service.ts';
 export const TaxCodeRef = builder.objectRef<TaxCode>('TaxCode').implement({
   description: 'A tax code of the environment; products and invoice items name it by code.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     code: t.exposeString('code', { description: 'Unique within the environment; fixed at creation.' }),
     rate: t.float({
       description: 'Percentage: 25 means 25 %. At most 4 decimals.',
       resolve: (taxCode) => Number(taxCode.rate),
     }),
     description: t.exposeString('description', { nullable: true }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it last changed (ISO 8601, UTC); null if it never changed.',
+    }),
   }),
 });
 
@@ -72,7 +79,16 @@ builder.queryFields((t) => ({
     {
       type: TaxCodeRef,
       description: "The environment's tax codes, in creation order unless `orderBy` says otherwise.",
-      args: { filter: t.arg({ type: TaxCodeFilterRef }), orderBy: t.arg({ type: TaxCodeOrder.ref }) },
+      args: {
+        filter: t.arg({
+          type: TaxCodeFilterRef,
+          description: 'Only items matching every field given; all when left out.',
+        }),
+        orderBy: t.arg({
+          type: TaxCodeOrder.ref,
+          description: 'The sort order; creation order when left out.',
+        }),
+      },
       resolve: (_root, { filter, orderBy, ...page }, ctx) =>
         new TaxCodeService(ctx).list(page, filter ?? {}, TaxCodeOrder.toSort(orderBy)),
     },
@@ -84,15 +100,25 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   taxCodeCreate: t.field({
     type: TaxCodeCreatePayload,
-    args: { input: t.arg({ type: TaxCodeCreateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: TaxCodeCreateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) =>
       withUserErrors('taxCode', () => new TaxCodeService(ctx).create(input)),
   }),
   taxCodeUpdate: t.field({
     type: TaxCodeUpdatePayload,
     args: {
-      id: t.arg({ type: 'UUID', required: true }),
-      input: t.arg({ type: TaxCodeUpdateInputRef, required: true }),
+      id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
+      input: t.arg({
+        type: TaxCodeUpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
     },
     resolve: (_root, { id, input }, ctx) =>
       withUserErrors('taxCode', () => new TaxCodeService(ctx).update(id, input)),

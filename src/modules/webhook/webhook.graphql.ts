@@ -1,5 +1,6 @@
 import type { RequestContext } from '../../context.ts';
 import { builder } from '../../graphql/builder.ts';
+import { describedValues } from '../../graphql/enum-values.ts';
 import { payloadType, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
 import { EventTypeEnum } from '../event/event.graphql.ts';
 import {
@@ -21,15 +22,25 @@ const service = (ctx: RequestContext) =>
   new WebhookService(ctx, { allowPrivateTargets: ctx.allowPrivateWebhookTargets ?? false });
 
 const EndpointStatusEnum = builder.enumType('WebhookEndpointStatus', {
-  values: WEBHOOK_ENDPOINT_STATUSES,
+  values: describedValues(WEBHOOK_ENDPOINT_STATUSES, {
+    enabled: 'Events are delivered to it.',
+    disabled: 'Nothing is delivered to it (see disabledReason).',
+  }),
   description: 'enabled: receives events; disabled: receives none (see disabledReason).',
 });
 const DisabledReasonEnum = builder.enumType('WebhookEndpointDisabledReason', {
-  values: WEBHOOK_DISABLED_REASONS,
+  values: describedValues(WEBHOOK_DISABLED_REASONS, {
+    manual: 'Disabled through the API.',
+    failing: 'Disabled by the server after its deliveries kept failing.',
+  }),
   description: 'manual: webhookEndpointDisable; failing: every attempt failed for WEBHOOK_RETRY_HOURS.',
 });
 const DeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', {
-  values: WEBHOOK_DELIVERY_STATUSES,
+  values: describedValues(WEBHOOK_DELIVERY_STATUSES, {
+    pending: 'Not delivered yet; it is retried at nextAttemptAt.',
+    succeeded: 'The endpoint answered 2xx.',
+    failed: 'Every attempt failed; no more are made.',
+  }),
   description:
     'pending: not answered 2xx yet, retried; succeeded: answered 2xx; failed: retried for WEBHOOK_RETRY_HOURS ' +
     'in vain, or its endpoint was disabled.',
@@ -39,8 +50,8 @@ const AttemptRef = builder.objectRef<WebhookDeliveryAttempt>('WebhookDeliveryAtt
   description: 'One HTTP request of a delivery and what came of it.',
   fields: (t) => ({
     number: t.exposeInt('number', { description: '1 for the first attempt.' }),
-    startedAt: t.expose('startedAt', { type: 'DateTime' }),
-    durationMs: t.exposeInt('durationMs'),
+    startedAt: t.expose('startedAt', { type: 'DateTime', description: 'When it started (ISO 8601, UTC).' }),
+    durationMs: t.exposeInt('durationMs', { description: 'How long the attempt took, in milliseconds.' }),
     statusCode: t.exposeInt('statusCode', {
       nullable: true,
       description: 'The HTTP status the endpoint answered; null when it did not answer (see error).',
@@ -58,8 +69,8 @@ const DeliveryRef = builder.objectRef<WebhookDelivery>('WebhookDelivery').implem
     'One event on its way to one endpoint (or a test message), signed per Standard Webhooks: the header ' +
     '`webhook-id` is the event’s id (a test message’s: the delivery’s id).',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
-    endpointId: t.expose('endpointId', { type: 'UUID' }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
+    endpointId: t.expose('endpointId', { type: 'UUID', description: 'The endpoint’s id.' }),
     eventId: t.expose('eventId', { type: 'UUID', nullable: true, description: 'Null for a test message.' }),
     eventType: t.exposeString('eventType', { description: 'The event’s type, or webhook.test.' }),
     resendOf: t.expose('resendOf', {
@@ -67,15 +78,22 @@ const DeliveryRef = builder.objectRef<WebhookDelivery>('WebhookDelivery').implem
       nullable: true,
       description: 'The delivery this one sends again.',
     }),
-    status: t.expose('status', { type: DeliveryStatusEnum }),
+    status: t.expose('status', { type: DeliveryStatusEnum, description: 'Pending, succeeded or failed.' }),
     attemptCount: t.exposeInt('attempts', { description: 'Attempts made so far.' }),
     nextAttemptAt: t.expose('nextAttemptAt', {
       type: 'DateTime',
       nullable: true,
       description: 'When the next attempt is due, while pending.',
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
+    finishedAt: t.expose('finishedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it finished (ISO 8601, UTC); null while it runs.',
+    }),
     attempts: t.field({
       type: [AttemptRef],
       description: 'Every attempt, first first.',
@@ -89,23 +107,39 @@ const EndpointRef = builder.objectRef<WebhookEndpoint>('WebhookEndpoint').implem
     'A URL that receives this environment’s events as signed POST requests (Standard Webhooks), retried with ' +
     'growing waits for WEBHOOK_RETRY_HOURS (72) until it answers 2xx.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
-    url: t.exposeString('url'),
-    description: t.exposeString('description', { nullable: true }),
+    id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
+    url: t.exposeString('url', { description: 'The HTTPS URL events are POSTed to.' }),
+    description: t.exposeString('description', {
+      nullable: true,
+      description: 'A note for people about the endpoint; null when none.',
+    }),
     eventTypes: t.field({
       type: [EventTypeEnum],
       description: 'The event types it receives; empty: every type.',
       resolve: (endpoint) => endpoint.eventTypes as never,
     }),
-    status: t.expose('status', { type: EndpointStatusEnum }),
-    disabledReason: t.expose('disabledReason', { type: DisabledReasonEnum, nullable: true }),
+    status: t.expose('status', {
+      type: EndpointStatusEnum,
+      description: 'Whether events are delivered to it.',
+    }),
+    disabledReason: t.expose('disabledReason', {
+      type: DisabledReasonEnum,
+      nullable: true,
+      description: 'Why it is disabled; null while enabled.',
+    }),
     failingSince: t.expose('failingSince', {
       type: 'DateTime',
       nullable: true,
       description: 'The first failed attempt since the last success.',
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When it was created (ISO 8601, UTC).',
+    }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      description: 'When it last changed (ISO 8601, UTC).',
+    }),
     deliveries: t.connection(
       {
         type: DeliveryRef,
@@ -120,12 +154,13 @@ const EndpointRef = builder.objectRef<WebhookEndpoint>('WebhookEndpoint').implem
 
 const CreateInputRef = builder
   .inputType('WebhookEndpointCreateInput', {
+    description: 'A new webhook endpoint.',
     fields: (t) => ({
       url: t.string({
         required: true,
         description: 'http:// or https://; hosts resolving to non-public addresses are refused.',
       }),
-      description: t.string(),
+      description: t.string({ description: 'A note for people about the endpoint.' }),
       eventTypes: t.field({ type: [EventTypeEnum], description: 'Empty or absent: every type.' }),
     }),
   })
@@ -135,9 +170,9 @@ const UpdateInputRef = builder
   .inputType('WebhookEndpointUpdateInput', {
     description: 'Fields left out stay as they are; eventTypes null or empty: every type.',
     fields: (t) => ({
-      url: t.string(),
-      description: t.string(),
-      eventTypes: t.field({ type: [EventTypeEnum] }),
+      url: t.string({ description: 'A new URL events are POSTed to.' }),
+      description: t.string({ description: 'A new note; null clears it.' }),
+      eventTypes: t.field({ type: [EventTypeEnum], description: 'A new list of event types it receives.' }),
     }),
   })
   .validate(WebhookEndpointUpdateInput);
@@ -147,8 +182,11 @@ function secretPayloadType(name: string) {
   return builder
     .objectRef<{ created: EndpointWithSecret | null; userErrors: { field: string[] | null }[] }>(name)
     .implement({
+      description:
+        'What the mutation answers: the endpoint and its signing secret (shown this once), or the userErrors that refused it.',
       fields: (t) => ({
         webhookEndpoint: t.field({
+          description: 'The endpoint as the mutation left it; null when userErrors is not empty.',
           type: EndpointRef,
           nullable: true,
           resolve: (payload) => payload.created?.endpoint ?? null,
@@ -160,7 +198,11 @@ function secretPayloadType(name: string) {
             'Standard Webhooks library to verify deliveries.',
           resolve: (payload) => payload.created?.secret ?? null,
         }),
-        userErrors: t.field({ type: [UserErrorRef], resolve: (payload) => payload.userErrors as never }),
+        userErrors: t.field({
+          type: [UserErrorRef],
+          description: 'Why the mutation changed nothing; empty when it succeeded.',
+          resolve: (payload) => payload.userErrors as never,
+        }),
       }),
     });
 }
@@ -181,9 +223,10 @@ builder.queryFields((t) => ({
     { name: 'WebhookEndpointEdge' },
   ),
   webhookEndpoint: t.field({
+    description: 'The webhook endpoint with this id; null when this environment has none.',
     type: EndpointRef,
     nullable: true,
-    args: { id: t.arg({ type: 'UUID', required: true }) },
+    args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: async (_root, { id }, ctx) =>
       service(ctx)
         .get(id)
@@ -197,14 +240,25 @@ builder.mutationFields((t) => ({
   webhookEndpointCreate: t.field({
     type: CreatePayload,
     description: 'Adds an endpoint; its signing secret is in the answer, and only there.',
-    args: { input: t.arg({ type: CreateInputRef, required: true }) },
+    args: {
+      input: t.arg({
+        type: CreateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
+    },
     resolve: (_root, { input }, ctx) => withUserErrors('created', () => service(ctx).create(input)),
   }),
   webhookEndpointUpdate: t.field({
+    description: 'Changes a webhook endpoint.',
     type: EndpointPayload,
     args: {
-      id: t.arg({ type: byId.id, required: true }),
-      input: t.arg({ type: UpdateInputRef, required: true }),
+      id: t.arg({ type: byId.id, required: true, description: 'The id of the object meant.' }),
+      input: t.arg({
+        type: UpdateInputRef,
+        required: true,
+        description: 'The values to write (see the input type).',
+      }),
     },
     resolve: (_root, { id, input }, ctx) =>
       withUserErrors('webhookEndpoint', () => service(ctx).update(id, input)),
@@ -212,33 +266,33 @@ builder.mutationFields((t) => ({
   webhookEndpointDisable: t.field({
     type: EndpointPayload,
     description: 'Stops deliveries to the endpoint: pending ones fail at their next attempt.',
-    args: { id: t.arg({ type: byId.id, required: true }) },
+    args: { id: t.arg({ type: byId.id, required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) =>
       withUserErrors('webhookEndpoint', () => service(ctx).setEnabled(id, false)),
   }),
   webhookEndpointEnable: t.field({
     type: EndpointPayload,
     description: 'Delivers events to the endpoint again, from now on (resend what it missed).',
-    args: { id: t.arg({ type: byId.id, required: true }) },
+    args: { id: t.arg({ type: byId.id, required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) =>
       withUserErrors('webhookEndpoint', () => service(ctx).setEnabled(id, true)),
   }),
   webhookEndpointRotateSecret: t.field({
     type: RotatePayload,
     description: 'A new signing secret for every delivery from now on; the old one stops at once.',
-    args: { id: t.arg({ type: byId.id, required: true }) },
+    args: { id: t.arg({ type: byId.id, required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => withUserErrors('created', () => service(ctx).rotateSecret(id)),
   }),
   webhookEndpointSendTest: t.field({
     type: DeliveryPayload,
     description: 'Sends a `webhook.test` message to the endpoint now; see the delivery for the outcome.',
-    args: { id: t.arg({ type: byId.id, required: true }) },
+    args: { id: t.arg({ type: byId.id, required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => withUserErrors('webhookDelivery', () => service(ctx).sendTest(id)),
   }),
   webhookDeliveryResend: t.field({
     type: DeliveryPayload,
     description: 'Sends a delivery’s message again now, as a new delivery (the same `webhook-id`).',
-    args: { id: t.arg({ type: byId.id, required: true }) },
+    args: { id: t.arg({ type: byId.id, required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => withUserErrors('webhookDelivery', () => service(ctx).resend(id)),
   }),
 }));
