@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { EXECUTION_LIMITS } from '../../src/config.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 import { invoiceFixtures } from './fixtures.ts';
 
-const t = setupTestApp();
+// Concurrent bookings queue behind the numbering row lock; on a loaded machine the last ones wait past
+// the 10 s request deadline, which is not what these tests are about (test/limits covers it).
+const t = setupTestApp({ executionLimits: { ...EXECUTION_LIMITS, timeoutMs: 120_000 } });
 const f = invoiceFixtures(t);
 
 const BOOK = `mutation ($id: UUID!) {
