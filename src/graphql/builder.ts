@@ -142,7 +142,7 @@ builder.addScalarType(
 );
 builder.addScalarType('SafeInt', SafeIntResolver);
 
-builder.queryType({});
+builder.queryType({ description: 'Reads of the environment the request acts in (`x-environment`).' });
 
 builder.globalConnectionField('totalCount', (t) =>
   t.int({

@@ -1,19 +1,28 @@
 import { AUDIT_ACTIONS, type AuditEvent } from '../../audit/audit-event.entity.ts';
 import { builder } from '../../graphql/builder.ts';
+import { describedValues } from '../../graphql/enum-values.ts';
 import { AuditService } from './audit.service.ts';
 
 const AuditActionEnum = builder.enumType('AuditAction', {
-  values: AUDIT_ACTIONS,
+  description: 'What a write did to its object.',
+  values: describedValues(AUDIT_ACTIONS, {
+    create: 'The object was created.',
+    update: 'Fields of the object changed.',
+    delete: 'The object was deleted.',
+  }),
 });
 
 const AuditEventRef = builder.objectRef<AuditEvent>('AuditEvent').implement({
   description: 'One write to one object of the environment, recorded in the same transaction as the write.',
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
-    occurredAt: t.expose('occurredAt', { type: 'DateTime' }),
-    action: t.expose('action', { type: AuditActionEnum }),
+    occurredAt: t.expose('occurredAt', {
+      type: 'DateTime',
+      description: 'When the write committed (ISO 8601, UTC).',
+    }),
+    action: t.expose('action', { type: AuditActionEnum, description: 'What the write did.' }),
     objectType: t.exposeString('objectType', { description: 'The kind of object, e.g. Customer.' }),
-    objectId: t.exposeString('objectId'),
+    objectId: t.exposeString('objectId', { description: 'The id of the object written.' }),
     operation: t.exposeString('operation', {
       nullable: true,
       description:

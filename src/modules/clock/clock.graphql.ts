@@ -1,11 +1,16 @@
 import { Instant } from '../../dates/calendar.ts';
 import { builder } from '../../graphql/builder.ts';
+import { describedValues } from '../../graphql/enum-values.ts';
 import { payloadType, type UserError, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
 import { TEST_CLOCK_STATUSES, type TestClock } from './clock.entity.ts';
 import { TestClockCreateInput, TestClockService } from './clock.service.ts';
 
 const TestClockStatusEnum = builder.enumType('TestClockStatus', {
-  values: TEST_CLOCK_STATUSES,
+  values: describedValues(TEST_CLOCK_STATUSES, {
+    ready: 'At its frozen time; it may be advanced.',
+    advancing:
+      'A job is billing its customers up to advancingTo; another advance is refused until it is ready.',
+  }),
   description:
     'ready: at its frozen time; advancing: a job is billing its customers up to `advancingTo` (events ' +
     'test_clock.advancing, then test_clock.ready).',
@@ -17,9 +22,12 @@ const TestClockRef = builder.objectRef<TestClock>('TestClock').implement({
     'only its advances bill them.',
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
-    name: t.exposeString('name'),
+    name: t.exposeString('name', { description: 'A name for the operator, e.g. the scenario it plays.' }),
     frozenTime: t.expose('frozenTime', { type: 'DateTime', description: '"Now" for its customers.' }),
-    status: t.expose('status', { type: TestClockStatusEnum }),
+    status: t.expose('status', {
+      type: TestClockStatusEnum,
+      description: 'Whether an advance is under way.',
+    }),
     advancingTo: t.expose('advancingTo', {
       type: 'DateTime',
       nullable: true,
@@ -39,8 +47,9 @@ const TestClockRef = builder.objectRef<TestClock>('TestClock').implement({
 
 const TestClockCreateInputRef = builder
   .inputType('TestClockCreateInput', {
+    description: 'A new test clock: its name and where its time starts.',
     fields: (t) => ({
-      name: t.string({ required: true }),
+      name: t.string({ required: true, description: '1 to 250 characters, for the operator.' }),
       frozenTime: t.field({ type: 'DateTime', required: true, description: 'Where the clock starts.' }),
     }),
   })
@@ -51,8 +60,14 @@ const TestClockAdvancePayload = payloadType('TestClockAdvancePayload', 'testCloc
 const TestClockDeletePayload = builder
   .objectRef<{ result: string | null; userErrors: UserError[] }>('TestClockDeletePayload')
   .implement({
+    description: 'The outcome of testClockDelete.',
     fields: (t) => ({
-      deletedTestClockId: t.field({ type: 'UUID', nullable: true, resolve: (payload) => payload.result }),
+      deletedTestClockId: t.field({
+        type: 'UUID',
+        nullable: true,
+        description: 'The id of the deleted clock; null when nothing was deleted (see userErrors).',
+        resolve: (payload) => payload.result,
+      }),
       userErrors: t.field({
         type: [UserErrorRef],
         description: 'Why the mutation changed nothing; empty when it succeeded.',
@@ -65,6 +80,7 @@ builder.queryFields((t) => ({
   testClock: t.field({
     type: TestClockRef,
     nullable: true,
+    description: 'A test clock of this environment by id; null when there is none.',
     args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     resolve: (_root, { id }, ctx) => new TestClockService(ctx).find(id),
   }),
@@ -105,7 +121,13 @@ builder.mutationFields((t) => ({
       'when they have none).',
     args: {
       id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
-      to: t.arg({ type: 'DateTime', required: true }).validate(Instant),
+      to: t
+        .arg({
+          type: 'DateTime',
+          required: true,
+          description: 'The time to move the clock to (ISO 8601); not before its frozen time.',
+        })
+        .validate(Instant),
     },
     resolve: (_root, { id, to }, ctx) =>
       withUserErrors('testClock', () => new TestClockService(ctx).advance(id, to)),

@@ -1,17 +1,24 @@
 import { ENVIRONMENT_KINDS, type Environment, TAX_ROUNDINGS } from '../../auth/environment.entity.ts';
 import { builder } from '../../graphql/builder.ts';
+import { describedValues } from '../../graphql/enum-values.ts';
 import { payloadType, withUserErrors } from '../../graphql/user-errors.ts';
 import { EnvironmentService, EnvironmentUpdateInput } from './environment.service.ts';
 
 const EnvironmentKindEnum = builder.enumType('EnvironmentKind', {
-  values: ENVIRONMENT_KINDS,
+  values: describedValues(ENVIRONMENT_KINDS, {
+    live: 'Real customers and money: nothing is billed ahead of the real clock.',
+    test: 'For trying things out: may bill any moment and own test clocks.',
+  }),
   description:
     'live: bills the present only; test: may bill any moment (simulated time). Chosen when the ' +
     'environment is created (CLI `env create --test`).',
 });
 
 export const TaxRoundingEnum = builder.enumType('TaxRounding', {
-  values: TAX_ROUNDINGS,
+  values: describedValues(TAX_ROUNDINGS, {
+    document: 'VAT rounded once per rate group of an invoice and allocated to its lines (EN 16931 BR-CO-17).',
+    line: 'Each line’s VAT rounded by itself; the invoice’s VAT is their sum.',
+  }),
   description:
     'document: VAT rounded once per rate group of an invoice and allocated to its lines (EN 16931 ' +
     'BR-CO-17); line: each line’s VAT rounded by itself. See docs/tax.md.',
@@ -21,8 +28,8 @@ const EnvironmentRef = builder.objectRef<Environment>('Environment').implement({
   description: 'The tenant a request acts in: every object belongs to exactly one.',
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
-    name: t.exposeString('name'),
-    kind: t.expose('kind', { type: EnvironmentKindEnum }),
+    name: t.exposeString('name', { description: 'The name given at creation (CLI `env create`).' }),
+    kind: t.expose('kind', { type: EnvironmentKindEnum, description: 'live or test, fixed at creation.' }),
     taxRounding: t.expose('taxRounding', {
       type: TaxRoundingEnum,
       description: 'How drafts compute VAT; booked invoices keep the rounding they were booked with.',
@@ -41,7 +48,12 @@ const EnvironmentRef = builder.objectRef<Environment>('Environment').implement({
 const EnvironmentUpdateInputRef = builder
   .inputType('EnvironmentUpdateInput', {
     description: 'Settings left out stay as they are.',
-    fields: (t) => ({ taxRounding: t.field({ type: TaxRoundingEnum }) }),
+    fields: (t) => ({
+      taxRounding: t.field({
+        type: TaxRoundingEnum,
+        description: 'How drafts compute VAT from now on; left out: unchanged.',
+      }),
+    }),
   })
   .validate(EnvironmentUpdateInput);
 

@@ -9,8 +9,8 @@ import { InvoiceNumberingService, type NumberingState } from './invoice-numberin
 const InvoiceNumberingRef = builder.objectRef<NumberingState>('InvoiceNumbering').implement({
   description: 'How the numbers of one invoice type look in this environment.',
   fields: (t) => ({
-    type: t.expose('type', { type: InvoiceTypeEnum }),
-    prefix: t.exposeString('prefix'),
+    type: t.expose('type', { type: InvoiceTypeEnum, description: 'The documents this series numbers.' }),
+    prefix: t.exposeString('prefix', { description: 'What every number of the series starts with.' }),
     pattern: t.exposeString('pattern', {
       description:
         'The number pattern: text with {YYYY}, {YY}, {MM} (of the invoice date) and {SEQ:n}; a prefix alone gives <prefix>{SEQ:6}.',
@@ -28,6 +28,7 @@ const InvoiceNumberingRef = builder.objectRef<NumberingState>('InvoiceNumbering'
 
 const InvoiceNumberingInputRef = builder
   .inputType('InvoiceNumberingUpdateInput', {
+    description: 'How a series numbers from now on; numbers already given never change.',
     fields: (t) => ({
       prefix: t.string({
         required: false,
@@ -69,7 +70,7 @@ builder.mutationFields((t) => ({
     description:
       'Sets how the next numbers of an invoice type look in this environment (prefix or pattern, yearly reset); issued numbers keep theirs.',
     args: {
-      type: t.arg({ type: InvoiceTypeEnum, required: true }),
+      type: t.arg({ type: InvoiceTypeEnum, required: true, description: 'The series to change.' }),
       input: t.arg({
         type: InvoiceNumberingInputRef,
         required: true,

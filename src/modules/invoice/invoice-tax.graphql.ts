@@ -18,18 +18,27 @@ const TaxBreakdownRowRef = builder.objectRef<TaxBreakdownRow>('TaxBreakdownRow')
         'Percentage (7.5 is 7.5 %); 0 for an exempt or reverse-charge customer; null when not taxable.',
       resolve: (row) => (row.taxRate === null ? null : Number(row.taxRate)),
     }),
-    taxBehavior: t.expose('taxBehavior', { type: TaxBehaviorEnum }),
+    taxBehavior: t.expose('taxBehavior', {
+      type: TaxBehaviorEnum,
+      description: 'Whether the lines’ amounts include the VAT (inclusive) or not (exclusive).',
+    }),
     taxableAmount: t.expose('taxableAmount', { type: 'SafeInt', description: 'Σ line amount (net).' }),
     taxAmount: t.expose('taxAmount', {
       type: 'SafeInt',
       description: 'Σ line taxAmount: under document rounding the group’s VAT, rounded once.',
     }),
-    category: t.expose('category', { type: TaxCategoryEnum }),
+    category: t.expose('category', {
+      type: TaxCategoryEnum,
+      description: 'The EN 16931 VAT category (BT-118) the row is reported under.',
+    }),
     exemptionReasonCode: t.exposeString('exemptionReasonCode', {
       nullable: true,
       description: 'CEF VATEX code: VATEX-EU-AE for reverse charge, VATEX-EU-O for lines not subject to VAT.',
     }),
-    exemptionReason: t.exposeString('exemptionReason', { nullable: true }),
+    exemptionReason: t.exposeString('exemptionReason', {
+      nullable: true,
+      description: 'The exemption note in words (BT-120), e.g. reverse charge; null when none applies.',
+    }),
   }),
 });
 

@@ -1,6 +1,7 @@
 import type { RequestContext } from '../../context.ts';
 import { today } from '../../dates/calendar.ts';
 import { builder } from '../../graphql/builder.ts';
+import { describedValues } from '../../graphql/enum-values.ts';
 import { payloadType, type UserError, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
 import { clockLoaders } from '../clock/clock.now.ts';
 import type { Invoice, Settlement } from './invoice.entity.ts';
@@ -13,7 +14,13 @@ const customerToday = async (ctx: RequestContext, invoice: Invoice) =>
   today(await ctx.loaders.of(clockLoaders).nowByCustomerId.load(invoice.customerId));
 
 const CollectionStatusEnum = builder.enumType('CollectionStatus', {
-  values: COLLECTION_STATUSES,
+  description: 'Where a booked invoice stands in collection.',
+  values: describedValues(COLLECTION_STATUSES, {
+    open: 'Something is still due on it.',
+    paid: 'Settled in full (payments, credit notes or balance).',
+    void: 'Voided: it keeps its number and nothing is due.',
+    uncollectible: 'Written off as uncollectible; what was due stays recorded.',
+  }),
 });
 
 builder.objectFields(InvoiceRef, (t) => ({
@@ -61,10 +68,12 @@ const InvoiceMarkUncollectiblePayload = payloadType('InvoiceMarkUncollectiblePay
 const SettlementReversePayload = builder
   .objectRef<Payload<{ invoice: Invoice; settlement: Settlement }>>('SettlementReversePayload')
   .implement({
+    description: 'The outcome of settlementReverse.',
     fields: (t) => ({
       invoice: t.field({
         type: InvoiceRef,
         nullable: true,
+        description: 'The invoice the reversed settlement was on, as it stands now; null on failure.',
         resolve: (payload) => payload.result?.invoice ?? null,
       }),
       reversal: t.field({
@@ -100,7 +109,7 @@ builder.mutationFields((t) => ({
     type: SettlementReversePayload,
     description: 'Cancels a settlement with a negative one that names it; each settlement is reversed once.',
     args: {
-      settlementId: t.arg({ type: 'UUID', required: true }),
+      settlementId: t.arg({ type: 'UUID', required: true, description: 'The settlement to reverse.' }),
       reason: t.arg.string({ description: 'Kept as the reversal’s note (at most 1000 characters).' }),
     },
     resolve: (_root, { settlementId, reason }, ctx) =>

@@ -15,7 +15,10 @@ export const TaxCodeRef = builder.objectRef<TaxCode>('TaxCode').implement({
       description: 'Percentage: 25 means 25 %. At most 4 decimals.',
       resolve: (taxCode) => Number(taxCode.rate),
     }),
-    description: t.exposeString('description', { nullable: true }),
+    description: t.exposeString('description', {
+      nullable: true,
+      description: 'Free text for the operator, e.g. the legal basis of the rate; null when none.',
+    }),
     createdAt: t.expose('createdAt', {
       type: 'DateTime',
       description: 'When it was created (ISO 8601, UTC).',
@@ -30,10 +33,11 @@ export const TaxCodeRef = builder.objectRef<TaxCode>('TaxCode').implement({
 
 const TaxCodeCreateInputRef = builder
   .inputType('TaxCodeCreateInput', {
+    description: 'A new tax code: its code, rate and an optional description.',
     fields: (t) => ({
       code: t.string({ required: true, description: '1 to 64 characters, unique within the environment.' }),
       rate: t.float({ required: true, description: 'Percentage from 0 to 100, at most 4 decimals.' }),
-      description: t.string(),
+      description: t.string({ description: 'Free text for the operator; left out: none.' }),
     }),
   })
   .validate(TaxCodeCreateInput);
@@ -44,8 +48,10 @@ const TaxCodeUpdateInputRef = builder
       'Fields left out stay as they are; a null description is cleared. The code cannot change. ' +
       'Invoice items keep the rate they were created with.',
     fields: (t) => ({
-      rate: t.float(),
-      description: t.string(),
+      rate: t.float({
+        description: 'The new percentage from 0 to 100, at most 4 decimals; drafts use it from now on.',
+      }),
+      description: t.string({ description: 'The new free text; null clears it.' }),
     }),
   })
   .validate(TaxCodeUpdateInput);
@@ -72,7 +78,8 @@ builder.queryFields((t) => ({
   taxCode: t.field({
     type: TaxCodeRef,
     nullable: true,
-    args: { code: t.arg.string({ required: true }) },
+    description: 'The tax code with this code in this environment; null when there is none.',
+    args: { code: t.arg.string({ required: true, description: 'The code, as products and items name it.' }) },
     resolve: (_root, { code }, ctx) => new TaxCodeService(ctx).findByCode(code),
   }),
   taxCodes: t.connection(
@@ -100,6 +107,7 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   taxCodeCreate: t.field({
     type: TaxCodeCreatePayload,
+    description: 'Creates a tax code. DUPLICATE when the code exists in this environment.',
     args: {
       input: t.arg({
         type: TaxCodeCreateInputRef,
@@ -112,6 +120,7 @@ builder.mutationFields((t) => ({
   }),
   taxCodeUpdate: t.field({
     type: TaxCodeUpdatePayload,
+    description: 'Changes the rate or description of a tax code; booked invoices keep their rates.',
     args: {
       id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }),
       input: t.arg({
