@@ -52,11 +52,17 @@ async function columns(table: string): Promise<string[]> {
 }
 
 /** `insert into table select …` with some columns replaced by expressions over the clone map `m`. */
-async function cloneRows(table: string, alias: string, replace: Record<string, string>, where: string) {
+async function cloneRows(
+  table: string,
+  alias: string,
+  replace: Record<string, string>,
+  where: string,
+  from = 'clone m',
+) {
   const cols = await columns(table);
   const exprs = cols.map((col) => replace[col.replaceAll('"', '')] ?? `${alias}.${col}`);
   const result = await sql.query(
-    `insert into ${table} (${cols.join(', ')}) select ${exprs.join(', ')} from ${table} ${alias}, clone m where ${where}`,
+    `insert into ${table} (${cols.join(', ')}) select ${exprs.join(', ')} from ${table} ${alias}, ${from} where ${where}`,
   );
   return result.rowCount ?? 0;
 }
@@ -102,7 +108,9 @@ async function measure(customers: number) {
     );
   const [advance, arrears] = [await price('advance'), await price('arrears')];
   const customerId = created(
-    await graphql('mutation { customerCreate(input: { name: "Customer", currency: "EUR" }) { customer { id } } }'),
+    await graphql(
+      'mutation { customerCreate(input: { name: "Customer", currency: "EUR" }) { customer { id } } }',
+    ),
     'customerCreate',
     'customer',
   );
@@ -124,6 +132,22 @@ async function measure(customers: number) {
     'subscription',
   );
 
+  if (process.env.BENCH_QUERIES) {
+    // Which tables the template's creation wrote in the environment: the clone must cover them.
+    const { rows: tables } = await sql.query<{ table_name: string }>(
+      `select table_name from information_schema.columns where table_schema = 'public' and column_name = 'environment_id'`,
+    );
+    await sql.query('begin');
+    await sql.query(`select set_config('app.environment_id', $1, true)`, [environment.id]);
+    for (const { table_name: table } of tables) {
+      const { rows: counted } = await sql.query<{ n: number }>(
+        `select count(*)::int as n from ${table} where environment_id = $1`,
+        [environment.id],
+      );
+      if ((counted[0]?.n ?? 0) > 0) console.error(`template rows: ${table} ${counted[0]?.n}`);
+    }
+    await sql.query('commit');
+  }
   // The clones, in SQL as the owner (row-level security is forced, so the session names the environment).
   const seedStarted = process.hrtime.bigint();
   await sql.query('begin');
@@ -149,14 +173,19 @@ async function measure(customers: number) {
     { id: 'm.subscription_id', customer_id: 'm.customer_id', handle: 'null' },
     `s.id = '${subscriptionId}'`,
   );
+  await sql.query(
+    `create temp table clone_item on commit drop as
+     select m.g, m.subscription_id, t.id as template_id,
+            pg_temp.bench_uuid7(floor(extract(epoch from clock_timestamp()) * 1000)::bigint + m.g) as item_id
+     from clone m, subscription_item t where t.subscription_id = $1`,
+    [subscriptionId],
+  );
   rowsCloned.subscription_item = await cloneRows(
     'subscription_item',
     'i',
-    {
-      id: 'pg_temp.bench_uuid7(floor(extract(epoch from clock_timestamp()) * 1000)::bigint + m.g)',
-      subscription_id: 'm.subscription_id',
-    },
-    `i.subscription_id = '${subscriptionId}'`,
+    { id: 'm.item_id', subscription_id: 'm.subscription_id' },
+    `i.id = m.template_id`,
+    'clone_item m',
   );
   // The events customerCreate and subscriptionCreate wrote, naming the clone instead of the template.
   rowsCloned.event = await cloneRows(
@@ -169,16 +198,54 @@ async function measure(customers: number) {
     },
     `e.environment_id = '${environment.id}' and e.object_id in ('${customerId}', '${subscriptionId}')`,
   );
+  // The audit rows of the customer, the subscription and its items.
+  const audit = (objectId: string) => ({
+    id: 'pg_temp.bench_uuid7(floor(extract(epoch from clock_timestamp()) * 1000)::bigint + m.g)',
+    object_id: objectId,
+  });
+  rowsCloned.audit_event =
+    (await cloneRows('audit_event', 'a', audit('m.customer_id::text'), `a.object_id = '${customerId}'`)) +
+    (await cloneRows(
+      'audit_event',
+      'a',
+      audit('m.subscription_id::text'),
+      `a.object_id = '${subscriptionId}'`,
+    )) +
+    (await cloneRows(
+      'audit_event',
+      'a',
+      audit('m.item_id::text'),
+      'a.object_id = m.template_id::text',
+      'clone_item m',
+    ));
   await sql.query('commit');
   await sql.query('analyze');
   const seedSeconds = Number(process.hrtime.bigint() - seedStarted) / 1e9;
 
+  const queries = new Map<string, number>();
+  const originalQuery = pg.Client.prototype.query;
+  if (process.env.BENCH_QUERIES) {
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string })?.text);
+      const key = text.replace(/\s+/g, ' ').slice(0, 110);
+      queries.set(key, (queries.get(key) ?? 0) + 1);
+      return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof pg.Client.prototype.query;
+  }
   const started = process.hrtime.bigint();
   const cpuStarted = process.cpuUsage();
   const ctx = createJobContext(orm.em.fork(), environment.id, 'billingRun');
   const run = await new BillingRunService(ctx).run(asOf, { triggeredBy: 'schedule' });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = process.cpuUsage(cpuStarted);
+  pg.Client.prototype.query = originalQuery;
+  if (process.env.BENCH_QUERIES) {
+    const total = [...queries.values()].reduce((sum, count) => sum + count, 0);
+    console.error(`statements per customer: ${(total / customers).toFixed(1)}`);
+    for (const [text, count] of [...queries].sort((a, b) => b[1] - a[1]).slice(0, 40)) {
+      console.error(`${(count / customers).toFixed(2)}  ${text}`);
+    }
+  }
 
   await sql.query('begin');
   await sql.query(`select set_config('app.environment_id', $1, true)`, [environment.id]);
