@@ -3,8 +3,8 @@
  * Starts its own embedded PostgreSQL in a temporary directory. For each size, a fresh environment gets
  * one template customer with a subscription of two monthly items (advance and arrears, started three
  * months before `asOf`) through GraphQL, cloned N-1 times in SQL as the tables' owner (customer,
- * subscription, subscription_item and their events: every row customerCreate and subscriptionCreate
- * write). Then one billing run as the job queue runs it for big environments: BillingRunService.run
+ * subscription, subscription_item and their event and audit_event rows: every row customerCreate and
+ * subscriptionCreate write; BENCH_QUERIES=1 lists the template's tables and the statements per customer). Then one billing run as the job queue runs it for big environments: BillingRunService.run
  * on a job context, outside any request (a GraphQL billingRunCreate is one transaction under the
  * request's execution deadline, EXECUTION_TIMEOUT_MS, 10 s by default). Checks that every customer got
  * exactly one invoice, that the clones' totals equal the template's and that the numbers are gapless,
