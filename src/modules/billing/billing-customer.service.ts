@@ -41,7 +41,7 @@ import {
   SubscriptionSchema,
 } from '../subscription/subscription.entity.ts';
 import { proratedPeriodAmount, prorationInvoiceItem } from '../subscription/subscription.proration.ts';
-import { type BilledPeriod, BilledPeriodSchema, BillingRunSchema } from './billing-run.entity.ts';
+import { type BilledPeriod, BilledPeriodSchema } from './billing-run.entity.ts';
 
 /** One period of one item, priced. */
 type Line = {
@@ -387,13 +387,19 @@ export class CustomerBillingService {
         invoiceId: invoiceOf.get(line) ?? null,
       });
     }
-    const run = await tx.findOneOrFail(BillingRunSchema, { id: runId, environmentId });
+    // Counted in SQL, not read back and rewritten: the run's list of invoices grows with every customer,
+    // and reading it into the process for each one made a run's cost grow with the square of its size.
     const ids = created.map(({ invoice }) => invoice.id);
-    run.invoiceCount += ids.length;
-    run.invoiceIds = [...run.invoiceIds, ...ids];
-    run.periodCount += lines.filter((line) => !line.released).length;
-    run.renewalCount += renewals;
-    run.endedCount += ended;
+    const periods = lines.filter((line) => !line.released).length;
+    if (ids.length + periods + renewals + ended > 0) {
+      await tx.execute(
+        `update billing_run set invoice_count = invoice_count + ?,
+           invoice_ids = invoice_ids || string_to_array(?, ',')::uuid[],
+           period_count = period_count + ?, renewal_count = renewal_count + ?, ended_count = ended_count + ?
+         where environment_id = ? and id = ?`,
+        [ids.length, ids.join(','), periods, renewals, ended, environmentId, runId],
+      );
+    }
     return created;
   }
 
