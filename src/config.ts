@@ -62,7 +62,7 @@ const ConfigSchema = z.object({
   /**
    * Comma-separated postgres:// URLs of streaming replicas of DATABASE_URL; unset: none. Plain reads (REST
    * GETs, GraphQL queries) go to one of them in a read-only transaction, unless the token's own last write
-   * has not been replayed there yet (docs/replicas.md).
+   * has not been replayed there yet (docs/scaling.md).
    */
   DATABASE_REPLICA_URLS: z
     .string()
