@@ -60,7 +60,14 @@ export class QueryCostBudget {
   async charge(em: EntityManager, tokenId: string, request: Request, cost: number): Promise<CostCharge> {
     if (cost <= FREE_QUERY_COST) return { admitted: true };
     const { costPerSecond, burst } = this.options;
-    // The row lock makes concurrent charges of one token add up rather than overwrite each other.
+    // The row lock makes concurrent charges of one token add up rather than overwrite each other. The
+    // row must exist to be locked: concurrent first charges of a token would otherwise each find none,
+    // each start from an empty bucket, and all be admitted.
+    await em.execute(
+      `insert into query_cost_budget (token_id, level, updated_at) values (?, 0, clock_timestamp())
+       on conflict (token_id) do nothing`,
+      [tokenId],
+    );
     const [row] = await em.execute<{ admitted: boolean; level: number }[]>(
       `with input as (select ?::uuid as token_id, ?::float8 as cost, ?::float8 as rate, ?::float8 as burst),
        held as (
