@@ -493,8 +493,8 @@ export class Baseline {
           date: invoice.date,
           totalInclVat: invoice.total_incl_vat,
           totalDue: totalDue(invoice.total_incl_vat, invoice.settled_amount),
+          customerId: invoice.customer_id,
           customer: {
-            id: customer.id,
             name: customer.name,
             billingAddress: { city: billingAddress.city ?? null, country: billingAddress.country ?? null },
           },
