@@ -4,7 +4,17 @@ import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import type { Scenario } from './scenarios.ts';
 
-export type LoadOptions = { connections: number; seconds: number; warmupSeconds: number };
+export type LoadOptions = {
+  connections: number;
+  seconds: number;
+  warmupSeconds: number;
+  /**
+   * Run after the warm-up and again after the measured load, before the CPU counters are read: the bench
+   * waits there for the job queue to empty, so that the jobs the requests queued (the event fan-outs of
+   * writes) are priced to the requests that queued them and leave no backlog for the next measurement.
+   */
+  quiesce?: () => Promise<unknown>;
+};
 
 export type Measurement = {
   requestsPerSecond: number;
@@ -18,6 +28,9 @@ export type Measurement = {
   cpuMsPerRequest: number | null;
   /** CPU time PostgreSQL spent per request (all its processes), where the OS tells it. */
   postgresCpuMsPerRequest: number | null;
+  /** The server's resident memory in MiB: the largest sample during warm-up and load, and at the end. */
+  rssPeak: number;
+  rssEnd: number;
 };
 
 function run(url: string, scenario: Scenario, connections: number, seconds: number) {
@@ -53,6 +66,8 @@ function run(url: string, scenario: Scenario, connections: number, seconds: numb
           errors: result.errors + result.timeouts + (result.requests.total - expected) + graphqlErrors,
           cpuMsPerRequest: null,
           postgresCpuMsPerRequest: null,
+          rssPeak: 0,
+          rssEnd: 0,
         });
       },
     );
@@ -62,22 +77,52 @@ function run(url: string, scenario: Scenario, connections: number, seconds: numb
 /** The processes whose CPU time a measurement records: the server, and PostgreSQL's postmaster. */
 export type Processes = { server: number; postgres: number | null };
 
-/** Warms the server up on the scenario, then measures it for `seconds` seconds. */
+/** How often the server's RSS is sampled during a measurement. */
+const RSS_SAMPLE_MS = 200;
+
+/**
+ * Warms the server up on the scenario, then measures it for `seconds` seconds; its RSS is sampled all the
+ * while (peak) and once more at the end.
+ */
 export async function measure(
   url: string,
   processes: Processes,
   scenario: Scenario,
   options: LoadOptions,
 ): Promise<Measurement> {
-  if (options.warmupSeconds > 0) await run(url, scenario, options.connections, options.warmupSeconds);
-  const before = await Promise.all([cpuOf(processes.server), postgresCpu(processes.postgres)]);
-  const measured = await run(url, scenario, options.connections, options.seconds);
-  const after = await Promise.all([cpuOf(processes.server), postgresCpu(processes.postgres)]);
-  const perRequest = (index: 0 | 1) => {
-    const [start, end] = [before[index], after[index]];
-    return start === null || end === null ? null : (end - start) / measured.requests;
+  let rssPeak = 0;
+  const sample = async () => {
+    const rss = await residentMemoryOrNull(processes.server);
+    if (rss !== null) rssPeak = Math.max(rssPeak, rss);
   };
-  return { ...measured, cpuMsPerRequest: perRequest(0), postgresCpuMsPerRequest: perRequest(1) };
+  await sample();
+  const sampler = setInterval(() => void sample(), RSS_SAMPLE_MS);
+  try {
+    if (options.warmupSeconds > 0) await run(url, scenario, options.connections, options.warmupSeconds);
+    await options.quiesce?.();
+    const before = await Promise.all([cpuOf(processes.server), postgresCpu(processes.postgres)]);
+    const measured = await run(url, scenario, options.connections, options.seconds);
+    await options.quiesce?.();
+    const after = await Promise.all([cpuOf(processes.server), postgresCpu(processes.postgres)]);
+    const perRequest = (index: 0 | 1) => {
+      const [start, end] = [before[index], after[index]];
+      return start === null || end === null || measured.requests === 0
+        ? null
+        : (end - start) / measured.requests;
+    };
+    clearInterval(sampler);
+    await sample();
+    const rssEnd = (await residentMemoryOrNull(processes.server)) ?? 0;
+    return {
+      ...measured,
+      cpuMsPerRequest: perRequest(0),
+      postgresCpuMsPerRequest: perRequest(1),
+      rssPeak: Math.max(rssPeak, rssEnd),
+      rssEnd,
+    };
+  } finally {
+    clearInterval(sampler);
+  }
 }
 
 /** Linux counts CPU time in clock ticks of 10 ms (USER_HZ), in /proc/<pid>/stat. */
@@ -127,4 +172,16 @@ async function postgresCpu(postmaster: number | null): Promise<number | null> {
 export async function residentMemory(pid: number): Promise<number> {
   const { stdout } = await promisify(execFile)('ps', ['-o', 'rss=', '-p', String(pid)]);
   return Number(stdout.trim()) / 1024;
+}
+
+/** The same, read from /proc where it is (no process started per sample), or null if the process is gone. */
+async function residentMemoryOrNull(pid: number): Promise<number | null> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const kib = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+    if (kib !== undefined) return Number(kib) / 1024;
+  } catch {
+    // No /proc (macOS): ask ps.
+  }
+  return residentMemory(pid).catch(() => null);
 }

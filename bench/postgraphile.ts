@@ -1,39 +1,25 @@
 /**
- * `npm run bench:postgraphile`: the service's GraphQL invoice page against PostGraphile v5 serving the same
- * page over the same database and data (bench/postgraphile-server.ts: its own process, the application role
- * and the same row-level-security setting per transaction), in alternating rounds.
+ * PostGraphile v5 as the benchmark's peer (issue 21): the requests that ask it what two of the service's
+ * GraphQL scenarios ask the service, in its naming, and the check that both answer the same. `npm run bench`
+ * (bench/run.ts) starts bench/postgraphile-server.ts beside the service and the baseline and measures these
+ * in the same rounds; `npm run bench:postgraphile` is `npm run bench` limited to the GraphQL scenarios.
  *
- * Settings (environment): BENCH_ROUNDS (4, at least 3), BENCH_SECONDS (6), BENCH_WARMUP_SECONDS (2),
- * BENCH_CONNECTIONS (10). Both servers run without their job worker (the service's `JOB_WORKER=false`), so
- * that the seed's queued event fan-outs are not worked off during a measurement.
+ * PostGraphile answers both shapes: the invoice page (its `allInvoices` connection with the customer as a
+ * join and the items and settlements as has-many connections) and `customerByRowId` with the billing address
+ * as the jsonb it is stored as (the same keys the service's object type has). Its `totalDue` is not a
+ * column: the check compares it with `totalInclVat - settledAmount`, which PostGraphile reads instead.
  */
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { startEmbeddedDatabase } from '../src/db/embedded.ts';
-import { migrate, openOrm } from '../src/db/orm.ts';
-import { entities } from '../src/modules/registry.ts';
-import { type Child, startChild, startFlags, stopChild } from './child.ts';
-import { type Measurement, measure, residentMemory } from './load.ts';
-import { INVOICE_PAGE_QUERY, PAGE_SIZE, type Scenario } from './scenarios.ts';
-import { seed } from './seed.ts';
+import { deepStrictEqual } from 'node:assert/strict';
+import type { BenchRequest, Scenario } from './scenarios.ts';
+import { PAGE_SIZE } from './scenarios.ts';
+import type { SeededData } from './seed.ts';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const settings = {
-  rounds: Math.max(3, Number(process.env.BENCH_ROUNDS ?? 4)),
-  seconds: Number(process.env.BENCH_SECONDS ?? 6),
-  warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 2),
-  connections: Number(process.env.BENCH_CONNECTIONS ?? 10),
-};
-const log = (message: string) => process.stdout.write(`${message}\n`);
-
-/** The same page in PostGraphile's naming: 50 invoices by id, each with customer, items and settlements. */
-const POSTGRAPHILE_PAGE_QUERY = `query InvoicePage($first: Int!) {
+/** The service's page (scenarios.ts INVOICE_PAGE_QUERY) in PostGraphile's naming: the same rows and columns. */
+export const POSTGRAPHILE_PAGE_QUERY = `query InvoicePage($first: Int!) {
   allInvoices(first: $first, orderBy: PRIMARY_KEY_ASC) {
     nodes {
       rowId handle status settlementStatus currency date totalInclVat settledAmount
-      customerByCustomerId { rowId name billingAddress }
+      customerId customerByCustomerId { name billingAddress }
       invoiceItemsByInvoiceId(orderBy: PRIMARY_KEY_ASC) { nodes { rowId title quantity unitAmount amount taxAmount taxRate } }
       settlementsByInvoiceId(orderBy: PRIMARY_KEY_ASC) { nodes { date amount reference } }
     }
@@ -41,145 +27,162 @@ const POSTGRAPHILE_PAGE_QUERY = `query InvoicePage($first: Int!) {
   }
 }`;
 
-type Peer = 'service' | 'postgraphile';
+/** The service's customer(id) (scenarios.ts CUSTOMER_QUERY) in PostGraphile's naming. */
+export const POSTGRAPHILE_CUSTOMER_QUERY = `query CustomerById($id: UUID!) {
+  customerByRowId(rowId: $id) {
+    rowId name handle email currency paymentTerm collectionMode createdAt updatedAt billingAddress
+  }
+}`;
 
-function pageScenario(query: string, headers: Record<string, string>): Scenario {
-  const body = JSON.stringify({ query, operationName: 'InvoicePage', variables: { first: PAGE_SIZE } });
+const ADDRESS_FIELDS = ['street1', 'street2', 'postalCode', 'city', 'county', 'country', 'state'] as const;
+
+// biome-ignore lint/suspicious/noExplicitAny: GraphQL answers are untyped JSON here
+type Json = any;
+
+const number = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+const lower = (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value);
+const instant = (value: unknown) =>
+  value === null || value === undefined ? null : Date.parse(String(value));
+const address = (value: Json, fields: readonly string[] = ADDRESS_FIELDS) =>
+  Object.fromEntries(fields.map((field) => [field, value?.[field] ?? null]));
+
+/** A page of invoices as both servers must agree on it. */
+function invoice(node: Json, items: Json[], settlements: Json[], customer: Json, totalDue: unknown) {
   return {
-    name: 'GraphQL page of 50 invoices',
-    status: 200,
-    graphql: true,
-    request: () => ({ method: 'POST', path: '/graphql', headers, body }),
+    id: node.id ?? node.rowId,
+    handle: node.handle,
+    status: lower(node.status),
+    settlementStatus: lower(node.settlementStatus),
+    currency: node.currency,
+    date: node.date,
+    totalInclVat: number(node.totalInclVat),
+    totalDue: number(totalDue),
+    customerId: node.customerId,
+    customer: {
+      name: customer?.name,
+      billingAddress: address(customer?.billingAddress, ['city', 'country']),
+    },
+    items: items.map((item) => ({
+      id: item.id ?? item.rowId,
+      title: item.title,
+      quantity: number(item.quantity),
+      unitAmount: number(item.unitAmount),
+      amount: number(item.amount),
+      taxAmount: number(item.taxAmount),
+      taxRate: number(item.tax?.taxRate ?? item.taxRate),
+    })),
+    settlements: settlements.map((settlement) => ({
+      date: settlement.date,
+      amount: number(settlement.amount),
+      reference: settlement.reference,
+    })),
   };
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-};
-const range = (values: number[], digits = 2) =>
-  `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)})`;
-
-async function main(): Promise<void> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'billing-postgraphile-'));
-  await chmod(dataDir, 0o755);
-  log('starting the embedded PostgreSQL');
-  const database = await startEmbeddedDatabase(dataDir);
-  const children: Partial<Record<Peer, Child>> = {};
-  try {
-    const owner = await openOrm(database.url, { entities, poolMax: 4, owner: true });
-    await migrate(owner);
-    const data = await seed(owner);
-    await owner.close();
-    const env = {
-      DATABASE_URL: database.url,
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      JOB_WORKER: 'false',
-    };
-    const flags = await startFlags();
-    children.service = await startChild(
-      [...flags, path.join(HERE, '..', 'src', 'main.ts')],
-      { ...env, RATE_LIMIT_REQUESTS: '0', QUERY_COST_PER_SECOND: '0' },
-      '/health',
-    );
-    children.postgraphile = await startChild(
-      [...flags, path.join(HERE, 'postgraphile-server.ts')],
-      env,
-      '/graphql',
-    );
-    const json = { 'content-type': 'application/json', 'x-environment': data.environmentId };
-    const scenarios: Record<Peer, Scenario> = {
-      service: pageScenario(INVOICE_PAGE_QUERY, { ...json, authorization: `Bearer ${data.token}` }),
-      postgraphile: pageScenario(POSTGRAPHILE_PAGE_QUERY, json),
-    };
-    // Both must answer the same 50 invoices, with their items and settlements.
-    for (const peer of ['service', 'postgraphile'] as const) {
-      const request = scenarios[peer].request(0);
-      const response = await fetch(`${children[peer]?.url}${request.path}`, {
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-      }).catch((error: unknown) => {
-        throw new Error(`${peer} failed: ${String(error)}\n${children[peer]?.output()}`);
-      });
-      const body = (await response.json()) as {
-        data?: Record<string, { edges?: unknown[]; nodes?: unknown[] }>;
-        errors?: unknown;
-      };
-      const page = body.data?.invoices?.edges ?? body.data?.allInvoices?.nodes;
-      if (body.errors || page?.length !== PAGE_SIZE)
-        throw new Error(
-          `${peer} did not answer a page of ${PAGE_SIZE}: ${JSON.stringify(body).slice(0, 500)}`,
-        );
-    }
-    const results: Record<Peer, Measurement[]> = { service: [], postgraphile: [] };
-    const rss: Record<Peer, number[]> = { service: [], postgraphile: [] };
-    for (let round = 0; round < settings.rounds; round++) {
-      const order: Peer[] = round % 2 === 0 ? ['postgraphile', 'service'] : ['service', 'postgraphile'];
-      for (const peer of order) {
-        const child = children[peer] as Child;
-        const measured = await measure(
-          child.url,
-          { server: child.process.pid as number, postgres: null },
-          scenarios[peer],
-          settings,
-        );
-        results[peer].push(measured);
-        rss[peer].push(await residentMemory(child.process.pid as number));
-        log(
-          `round ${round + 1}  ${peer.padEnd(12)} ${measured.requestsPerSecond.toFixed(0).padStart(5)} req/s  p50 ${measured.p50} ms  p99 ${measured.p99} ms  errors ${measured.errors}` +
-            (measured.cpuMsPerRequest === null
-              ? ''
-              : `  CPU ${measured.cpuMsPerRequest.toFixed(2)} ms/request`) +
-            `  RSS ${rss[peer].at(-1)} MiB`,
-        );
-      }
-    }
-    const ratio = (pick: (m: Measurement) => number) =>
-      results.service.map((m, index) => pick(m) / pick(results.postgraphile[index] as Measurement));
-    const load = os
-      .loadavg()
-      .map((value) => value.toFixed(1))
-      .join(' ');
-    log('');
-    log(
-      `Service / PostGraphile, GraphQL page of ${PAGE_SIZE} invoices with customer, items, settlements; ${settings.rounds} alternating rounds, median (min-max); load average at the end ${load}:`,
-    );
-    log(`| figure | service | PostGraphile | service / PostGraphile |`);
-    log(`| --- | --- | --- | --- |`);
-    log(
-      `| req/s | ${range(
-        results.service.map((m) => m.requestsPerSecond),
-        0,
-      )} | ${range(
-        results.postgraphile.map((m) => m.requestsPerSecond),
-        0,
-      )} | ${range(ratio((m) => m.requestsPerSecond))} |`,
-    );
-    log(
-      `| p99 ms | ${range(
-        results.service.map((m) => m.p99),
-        0,
-      )} | ${range(
-        results.postgraphile.map((m) => m.p99),
-        0,
-      )} | ${range(ratio((m) => m.p99))} |`,
-    );
-    log(
-      `| server CPU ms/request | ${range(results.service.map((m) => m.cpuMsPerRequest ?? Number.NaN))} | ${range(results.postgraphile.map((m) => m.cpuMsPerRequest ?? Number.NaN))} | ${range(ratio((m) => m.cpuMsPerRequest ?? Number.NaN))} |`,
-    );
-    log(
-      `| RSS MiB after each round | ${rss.service.map((v) => v.toFixed(0)).join(', ')} | ${rss.postgraphile.map((v) => v.toFixed(0)).join(', ')} | |`,
-    );
-  } finally {
-    await Promise.all([stopChild(children.service), stopChild(children.postgraphile)]);
-    await database.stop();
-    await rm(dataDir, { recursive: true, force: true });
-  }
+function customer(node: Json) {
+  if (!node) return null;
+  return {
+    id: node.id ?? node.rowId,
+    name: node.name,
+    handle: node.handle,
+    email: node.email,
+    currency: node.currency,
+    paymentTerm: lower(node.paymentTerm),
+    collectionMode: lower(node.collectionMode),
+    createdAt: instant(node.createdAt),
+    updatedAt: instant(node.updatedAt),
+    billingAddress: address(node.billingAddress),
+  };
 }
 
-await main();
+type Peer = {
+  /** The same request in PostGraphile's naming. */
+  request: (n: number) => BenchRequest;
+  /** The service's and PostGraphile's answer, each reduced to what both must agree on. */
+  fromService: (body: Json) => unknown;
+  fromPostgraphile: (body: Json) => unknown;
+};
+
+/** PostGraphile's counterparts of the service's scenarios, by the service scenario's name. */
+export function postgraphilePeers(data: SeededData): Map<string, Peer> {
+  // No token: PostGraphile checks none (an API in front of it would); the environment sets the RLS setting.
+  const headers = { 'content-type': 'application/json', 'x-environment': data.environmentId };
+  const pick = (ids: string[], n: number) => ids[n % ids.length] as string;
+  const post = (query: string, operationName: string, variables: Record<string, unknown>): BenchRequest => ({
+    method: 'POST',
+    path: '/graphql',
+    headers,
+    body: JSON.stringify({ query, operationName, variables }),
+  });
+  return new Map<string, Peer>([
+    [
+      'GraphQL invoices(first: 50)',
+      {
+        request: () => post(POSTGRAPHILE_PAGE_QUERY, 'InvoicePage', { first: PAGE_SIZE }),
+        fromService: (body) =>
+          (body.data?.invoices?.edges ?? []).map(({ node }: Json) =>
+            invoice(node, node.items, node.settlements, node.customer, node.totalDue),
+          ),
+        fromPostgraphile: (body) =>
+          (body.data?.allInvoices?.nodes ?? []).map((node: Json) =>
+            invoice(
+              node,
+              node.invoiceItemsByInvoiceId.nodes,
+              node.settlementsByInvoiceId.nodes,
+              node.customerByCustomerId,
+              Number(node.totalInclVat) - Number(node.settledAmount),
+            ),
+          ),
+      },
+    ],
+    [
+      'GraphQL customer(id)',
+      {
+        // The same customers in the same order as the service's scenario.
+        request: (n) => post(POSTGRAPHILE_CUSTOMER_QUERY, 'CustomerById', { id: pick(data.customerIds, n) }),
+        fromService: (body) => customer(body.data?.customer),
+        fromPostgraphile: (body) => customer(body.data?.customerByRowId),
+      },
+    ],
+  ]);
+}
+
+/** PostGraphile's scenario for a service scenario: the same name, status and error counting. */
+export function peerScenario(scenario: Scenario, peer: Peer): Scenario {
+  return { ...scenario, request: peer.request };
+}
+
+/**
+ * Sends the n-th request of the scenario to the service and PostGraphile's to PostGraphile, and fails
+ * unless both answer without errors and the same (for the page: the same 50 invoices with the same
+ * customer, items and settlements).
+ */
+export async function checkSameAnswers(
+  scenario: Scenario,
+  peer: Peer,
+  urls: { service: string; postgraphile: string },
+  n = 0,
+): Promise<void> {
+  const ask = async (url: string, request: BenchRequest) => {
+    const response = await fetch(`${url}${request.path}`, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+    });
+    const body = (await response.json()) as Json;
+    if (response.status !== scenario.status || body.errors)
+      throw new Error(
+        `${scenario.name}: ${url} answered ${response.status}: ${JSON.stringify(body).slice(0, 500)}`,
+      );
+    return body;
+  };
+  const service = peer.fromService(await ask(urls.service, scenario.request(n)));
+  const postgraphile = peer.fromPostgraphile(await ask(urls.postgraphile, peer.request(n)));
+  if (Array.isArray(service) && service.length === 0)
+    throw new Error(`${scenario.name}: the service answered an empty page`);
+  deepStrictEqual(
+    postgraphile,
+    service,
+    `${scenario.name}: PostGraphile must answer what the service answers`,
+  );
+}

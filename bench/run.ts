@@ -1,16 +1,21 @@
 /**
- * `npm run bench`: the service against a raw baseline, in one run, on one embedded PostgreSQL.
+ * `npm run bench`: the service against a raw baseline and against PostGraphile v5, in one run, on one
+ * embedded PostgreSQL.
  *
  * Starts PostgreSQL in a temporary directory, migrates and seeds it, counts the SQL statements of
  * each endpoint in-process (and checks that the baseline answers what the service answers), then
- * starts the real server (`node src/main.ts`) and the baseline (`bench/baseline-server.ts`) as child
- * processes and loads each endpoint of both back to back with autocannon over loopback, in two runs.
+ * starts the real server (`node src/main.ts`, its job worker on as in production), the baseline
+ * (`bench/baseline-server.ts`) and PostGraphile (`bench/postgraphile-server.ts`) as child processes,
+ * checks that PostGraphile answers what the service answers, and loads each endpoint of each server that
+ * serves it back to back with autocannon over loopback, in BENCH_ROUNDS rounds whose order rotates. The
+ * last scenario, for memory only, is the heaviest GraphQL document the limits admit, on the service.
  * Writes bench/RESULTS.md (keeping its hand-written part) and prints the tables.
  *
- * Settings (environment): BENCH_SECONDS (6), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (10),
- * BENCH_ONLY (a substring of the endpoint names: measure only those; RESULTS.md is left alone),
- * BENCH_PROFILE=1 (the server writes a CPU profile, `node --cpu-prof`, to bench/profiles/),
- * DB_POOL_MAX and BENCH_SERVER_NODE_OPTIONS (NODE_OPTIONS, e.g. V8 heap flags) for both servers.
+ * Settings (environment): BENCH_ROUNDS (3), BENCH_SECONDS (6), BENCH_WARMUP_SECONDS (2),
+ * BENCH_CONNECTIONS (10), BENCH_ONLY (a substring of the endpoint names: measure only those; RESULTS.md
+ * is left alone; `npm run bench:postgraphile` is BENCH_ONLY=GraphQL), BENCH_PROFILE=1 (the server writes
+ * a CPU profile, `node --cpu-prof`, to bench/profiles/), DB_POOL_MAX and BENCH_SERVER_NODE_OPTIONS
+ * (NODE_OPTIONS, e.g. V8 heap flags) for all three servers.
  */
 import { deepStrictEqual } from 'node:assert/strict';
 import { once } from 'node:events';
@@ -26,21 +31,24 @@ import { createApp } from '../src/app.ts';
 import { TokenCache } from '../src/auth/token-cache.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, type Orm, openOrm } from '../src/db/orm.ts';
+import { MAX_PAGE_SIZE } from '../src/db/pagination.ts';
+import { GRAPHQL_LIMITS } from '../src/limits/graphql-limits.ts';
 import { entities } from '../src/modules/registry.ts';
 import { Baseline, createBaselineServer } from './baseline-server.ts';
 import { type Child, startChild, startFlags, stopChild } from './child.ts';
-import { measure, residentMemory } from './load.ts';
+import { measure } from './load.ts';
+import { checkSameAnswers, peerScenario, postgraphilePeers } from './postgraphile.ts';
 import { type BenchReport, renderReport, type ScenarioResult, type Side, targets } from './report.ts';
-import { type BenchRequest, PAGE_SIZE, type Scenario, scenarios } from './scenarios.ts';
+import { type BenchRequest, heaviestPageScenario, PAGE_SIZE, type Scenario, scenarios } from './scenarios.ts';
 import { SEED, type SeededData, seed } from './seed.ts';
 import { StatementRecorder } from './statements.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const RESULTS = path.join(HERE, 'RESULTS.md');
 const HAND_WRITTEN_MARKER = '<!-- Everything below this line is written by hand; npm run bench keeps it. -->';
-const ROUNDS = 2;
 
 const settings = {
+  rounds: Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3)),
   seconds: Number(process.env.BENCH_SECONDS ?? 6),
   warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 2),
   connections: Number(process.env.BENCH_CONNECTIONS ?? 10),
@@ -71,7 +79,7 @@ function comparable(scenario: Scenario, body: any): unknown {
  * Runs each scenario once on the in-process app and on an in-process baseline: their answers must be
  * equal (the baseline does the same work), and the statements of a second request of each are counted.
  */
-async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[]) {
+async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[], data: SeededData) {
   const recorder = new StatementRecorder();
   // As the server runs it (TOKEN_CACHE_SECONDS): the second request of each scenario finds its token cached.
   const tokenCache = new TokenCache(databaseUrl, 60_000);
@@ -81,7 +89,7 @@ async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[]) 
   const server = createBaselineServer(baseline).listen(0, '127.0.0.1');
   await once(server, 'listening');
   const baselineUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const send = async (side: Side, request: BenchRequest): Promise<Reply> => {
+  const send = async (side: 'service' | 'baseline', request: BenchRequest): Promise<Reply> => {
     // A copy: the in-process fetch adds content-length to the headers object it is given.
     const init = { method: request.method, headers: { ...request.headers }, body: request.body };
     const response =
@@ -91,7 +99,7 @@ async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[]) 
     return { status: response.status, body: await response.json() };
   };
   try {
-    const statements = new Map<string, Record<Side, string[]>>();
+    const statements = new Map<string, Partial<Record<Side, string[]>>>();
     for (const scenario of list) {
       const service = await send('service', scenario.request(0));
       const raw = await send('baseline', scenario.request(0));
@@ -118,13 +126,42 @@ async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[]) 
       return recorder.during(() => send('service', { ...request, body }));
     };
     const pageStatements = { one: await pageOf(1), fifty: await pageOf(PAGE_SIZE) };
-    return { statements, pageStatements };
+    return {
+      statements,
+      pageStatements,
+      heaviest: await heaviestAllowed(data, (request) => send('service', request)),
+    };
   } finally {
     recorder.restore();
     await tokenCache.close();
     server.close();
     await baseline.close();
   }
+}
+
+/**
+ * The heaviest GraphQL document the limits admit: the most aliases (up to the alias limit) of the largest
+ * page the query cost limit lets through, found by asking the service (a refused document costs no
+ * execution). It must then answer without errors.
+ */
+async function heaviestAllowed(data: SeededData, send: (request: BenchRequest) => Promise<Reply>) {
+  for (const pageSize of [MAX_PAGE_SIZE, PAGE_SIZE, 20]) {
+    for (let aliases = GRAPHQL_LIMITS.maxAliases; aliases >= 1; aliases--) {
+      const scenario = heaviestPageScenario(data, aliases, pageSize);
+      // biome-ignore lint/suspicious/noExplicitAny: a GraphQL answer
+      const { status, body } = (await send(scenario.request(0))) as { status: number; body: any };
+      const codes: unknown[] = (body.errors ?? []).map(
+        (error: { extensions?: { code?: string } }) => error.extensions?.code,
+      );
+      if (codes.includes('QUERY_TOO_COMPLEX') || codes.includes('TOO_MANY_TOKENS')) continue;
+      if (status !== 200 || body.errors)
+        throw new Error(
+          `${scenario.name}: the service answered ${status}: ${JSON.stringify(body).slice(0, 500)}`,
+        );
+      return { scenario, aliases, pageSize };
+    }
+  }
+  throw new Error('the query cost limit admits no page of 20 invoices with customer, items and settlements');
 }
 
 function machine(postgres: string): string {
@@ -167,7 +204,7 @@ async function drainJobs(databaseUrl: string, timeoutMs = 120_000): Promise<numb
       );
       const due = rows[0]?.due ?? 0;
       if (due === 0 || Date.now() - started > timeoutMs) return due;
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
   } finally {
     await client.end();
@@ -191,6 +228,17 @@ async function writeResults(markdown: string): Promise<void> {
   await writeFile(RESULTS, `${markdown}\n${handWritten}`);
 }
 
+/** The order of the sides in a round: rotated by one each round, so that each goes first in turn. */
+function orderOf(sides: Side[], round: number): Side[] {
+  const base: Side[] = (['baseline', 'service', 'postgraphile'] as const).filter((side) =>
+    sides.includes(side),
+  );
+  const shift = round % base.length;
+  return [...base.slice(shift), ...base.slice(0, shift)];
+}
+
+const HEAVIEST = 'GraphQL heaviest allowed';
+
 async function main(): Promise<void> {
   const started = Date.now();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'billing-bench-'));
@@ -198,8 +246,7 @@ async function main(): Promise<void> {
   await chmod(dataDir, 0o755);
   log('starting the embedded PostgreSQL');
   const database = await startEmbeddedDatabase(dataDir);
-  let service: Child | undefined;
-  let baseline: Child | undefined;
+  const children: Partial<Record<Side, Child>> = {};
   try {
     // The owner migrates and seeds (row-level security binds the app role to one environment per transaction).
     const owner = await openOrm(database.url, { entities, poolMax: 4, owner: true });
@@ -208,12 +255,13 @@ async function main(): Promise<void> {
     const data: SeededData = await seed(owner);
     await owner.close();
     const orm = await openOrm(database.url, { entities, poolMax: 4 });
-    const list = scenarios(data).filter(
-      (scenario) => !settings.only || scenario.name.includes(settings.only),
-    );
-    if (list.length === 0) throw new Error(`BENCH_ONLY=${settings.only} matches no endpoint`);
+    const selected = (name: string) => !settings.only || name.includes(settings.only);
+    const list = scenarios(data).filter((scenario) => selected(scenario.name));
+    if (list.length === 0 && !selected(HEAVIEST))
+      throw new Error(`BENCH_ONLY=${settings.only} matches no endpoint`);
     log('counting SQL statements and comparing the answers of the service and the baseline');
-    const { statements, pageStatements } = await inProcessChecks(orm, database.url, list);
+    const { statements, pageStatements, heaviest } = await inProcessChecks(orm, database.url, list, data);
+    if (selected(HEAVIEST)) list.push(heaviest.scenario);
     const [postgres] = await orm.em
       .getConnection()
       .execute<{ version: string }[]>("select current_setting('server_version') as version");
@@ -223,80 +271,132 @@ async function main(): Promise<void> {
       DATABASE_URL: database.url,
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
-      RATE_LIMIT_REQUESTS: '0',
-      QUERY_COST_PER_SECOND: '0',
       ...(settings.poolMax ? { DB_POOL_MAX: settings.poolMax } : {}),
       ...(settings.nodeOptions ? { NODE_OPTIONS: settings.nodeOptions } : {}),
     };
+    const peers = postgraphilePeers(data);
+    const withPeer = list.some((scenario) => peers.has(scenario.name));
     const profileDir = path.join(HERE, 'profiles');
     const main = path.join(HERE, '..', 'src', 'main.ts');
     const flags = await startFlags();
-    service = await startChild(
+    log(`starting the service, the baseline${withPeer ? ' and PostGraphile' : ''}`);
+    children.service = await startChild(
       [...flags, ...(settings.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), main],
-      serverEnv,
+      // The job worker runs in the server (JOB_WORKER's default, as in production): the event fan-outs of
+      // its writes are the service's work and count in its CPU figures.
+      { ...serverEnv, JOB_WORKER: 'true', RATE_LIMIT_REQUESTS: '0', QUERY_COST_PER_SECOND: '0' },
       '/health',
     );
-    // The same V8 settings for the baseline: their CPU figures then compare like for like.
-    baseline = await startChild([...flags, path.join(HERE, 'baseline-server.ts')], serverEnv, '/');
-    const urls: Record<Side, string> = { service: service.url, baseline: baseline.url };
+    // The same V8 settings for the baseline and PostGraphile: their CPU figures then compare like for like.
+    children.baseline = await startChild([...flags, path.join(HERE, 'baseline-server.ts')], serverEnv, '/');
+    if (withPeer) {
+      children.postgraphile = await startChild(
+        [...flags, path.join(HERE, 'postgraphile-server.ts')],
+        serverEnv,
+        '/graphql',
+      );
+    }
     const left = await drainJobs(database.url);
     log(left === 0 ? "the seed's queued jobs are done" : `${left} queued jobs still due after 2 minutes`);
-    const postmaster = await postmasterPid(dataDir);
-    const pids: Record<Side, number> = {
-      service: service.process.pid as number,
-      baseline: baseline.process.pid as number,
-    };
-
-    const results: ScenarioResult[] = list.map((scenario) => ({
-      name: scenario.name,
-      rounds: [],
-      statements: statements.get(scenario.name) as Record<Side, string[]>,
-    }));
-    const rss: Record<Side, number[]> = { service: [], baseline: [] };
-    for (let round = 0; round < ROUNDS; round++) {
-      // Alternating which goes first cancels a drift of the machine between the two.
-      const order: Side[] = round % 2 === 0 ? ['baseline', 'service'] : ['service', 'baseline'];
-      for (const [index, scenario] of list.entries()) {
-        const measured = {} as Record<Side, Awaited<ReturnType<typeof measure>>>;
-        for (const side of order) {
-          await settle(database.url);
-          measured[side] = await measure(
-            urls[side],
-            { server: pids[side], postgres: postmaster },
+    if (children.postgraphile) {
+      log('comparing the answers of the service and PostGraphile');
+      for (const scenario of list) {
+        const peer = peers.get(scenario.name);
+        if (!peer) continue;
+        for (const n of [0, 1]) {
+          await checkSameAnswers(
             scenario,
-            settings,
+            peer,
+            {
+              service: children.service.url,
+              postgraphile: children.postgraphile.url,
+            },
+            n,
           );
-          const m = measured[side];
+        }
+      }
+    }
+    const postmaster = await postmasterPid(dataDir);
+
+    const results: ScenarioResult[] = list.map((scenario) => {
+      const memoryOnly = scenario.name.startsWith(HEAVIEST);
+      const sides: Side[] = memoryOnly
+        ? ['service']
+        : [
+            'service',
+            'baseline',
+            ...(children.postgraphile && peers.has(scenario.name) ? (['postgraphile'] as const) : []),
+          ];
+      return {
+        name: scenario.name,
+        sides,
+        rounds: [],
+        statements: statements.get(scenario.name) ?? {},
+        memoryOnly,
+      };
+    });
+    const scenarioOf = (scenario: Scenario, side: Side): Scenario => {
+      const peer = peers.get(scenario.name);
+      return side === 'postgraphile' && peer ? peerScenario(scenario, peer) : scenario;
+    };
+    let backlog = 0;
+    const quiesce = async () => {
+      const due = await drainJobs(database.url, 60_000);
+      backlog = Math.max(backlog, due);
+    };
+    for (let round = 0; round < settings.rounds; round++) {
+      for (const [index, scenario] of list.entries()) {
+        const result = results[index] as ScenarioResult;
+        const order = orderOf(result.sides, round);
+        const measured: ScenarioResult['rounds'][number]['measured'] = {};
+        for (const side of order) {
+          const child = children[side] as Child;
+          await settle(database.url);
+          const m = await measure(
+            child.url,
+            { server: child.process.pid as number, postgres: postmaster },
+            scenarioOf(scenario, side),
+            { ...settings, quiesce },
+          );
+          measured[side] = m;
           log(
-            `run ${round + 1}  ${scenario.name.padEnd(30)} ${side.padEnd(8)} ${m.requestsPerSecond.toFixed(0).padStart(6)} req/s` +
+            `round ${round + 1}  ${scenario.name.padEnd(30)} ${side.padEnd(12)} ${m.requestsPerSecond.toFixed(0).padStart(6)} req/s` +
               `  p50 ${m.p50} ms  p99 ${m.p99} ms  errors ${m.errors}` +
               (m.cpuMsPerRequest === null ? '' : `  CPU ${m.cpuMsPerRequest.toFixed(2)} ms/request`) +
               (m.postgresCpuMsPerRequest === null
                 ? ''
-                : ` (PostgreSQL ${m.postgresCpuMsPerRequest.toFixed(2)})`),
+                : ` (PostgreSQL ${m.postgresCpuMsPerRequest.toFixed(2)})`) +
+              `  RSS peak ${m.rssPeak.toFixed(0)} MiB`,
           );
         }
-        results[index]?.rounds.push(measured);
+        result.rounds.push({ order, measured });
       }
-      rss.service.push(await residentMemory(pids.service));
-      rss.baseline.push(await residentMemory(pids.baseline));
     }
 
     const seedText = `${SEED.customers} customers, ${SEED.invoices} invoices (3 items each; a third drafts, the rest booked, every other booked one partly settled)`;
     const report: BenchReport = {
       date: new Date().toISOString().slice(0, 16).replace('T', ' '),
       machine: machine(`PostgreSQL ${postgres?.version}`),
+      rounds: settings.rounds,
       settings:
         `Load: autocannon, ${settings.connections} connections over loopback, ${settings.warmupSeconds} s warm-up ` +
-        `then ${settings.seconds} s measured per endpoint and server, baseline and service back to back ` +
-        `(which goes first alternates per run), ${ROUNDS} runs; the database is vacuumed, analyzed and ` +
-        `checkpointed before each measurement. Server: \`${['node', ...flags, 'src/main.ts'].join(' ')}\` ` +
-        `(as \`npm start\`; the baseline with the same flags), LOG_LEVEL=warn, ` +
-        `rate limit off, DB_POOL_MAX=${settings.poolMax ?? 'default (10)'}` +
+        `then ${settings.seconds} s measured per endpoint and server; the service, the baseline and (on the two ` +
+        `GraphQL queries it serves) PostGraphile back to back, ${settings.rounds} rounds, the order rotating by one ` +
+        `each round. Before each measurement the database is vacuumed, analyzed and checkpointed; after the ` +
+        `warm-up and after the measured load the run waits until the job queue has nothing due, so no backlog ` +
+        `of one measurement lands in another (largest backlog left after a load: ${backlog} job(s)). ` +
+        `Service: \`${['node', ...flags, 'src/main.ts'].join(' ')}\` (as \`npm start\`), JOB_WORKER on (its ` +
+        `job worker in the process, as in production: the event fan-outs of writes are part of its cost), ` +
+        `LOG_LEVEL=warn, rate limit and query cost budget off, DB_POOL_MAX=${settings.poolMax ?? 'default (10)'}` +
         (settings.nodeOptions ? `, NODE_OPTIONS=\`${settings.nodeOptions}\`` : '') +
-        `; no Idempotency-Key sent. Data: ${seedText}.`,
+        `; no Idempotency-Key sent. Baseline (\`bench/baseline-server.ts\`) and PostGraphile 5 with the Amber ` +
+        `preset (\`bench/postgraphile-server.ts\`: role \`billing_app\` and \`app.environment_id\` per ` +
+        `transaction, the service's row-level security; no token check) run with the same node flags and ` +
+        `pool size. PostGraphile's answers were checked equal to the service's before the load. Memory ` +
+        `scenario: ${heaviest.aliases} aliases × invoices(first: ${heaviest.pageSize}) with customer, items and ` +
+        `settlements, the most the alias limit (${GRAPHQL_LIMITS.maxAliases}) and the query cost limit ` +
+        `(${GRAPHQL_LIMITS.maxCost}) admit together. Data: ${seedText}.`,
       scenarios: results,
-      rss,
       pageStatements,
       durationSeconds: (Date.now() - started) / 1000,
     };
@@ -311,7 +411,11 @@ async function main(): Promise<void> {
     const missed = targets(report).filter((target) => !target.met);
     log(missed.length === 0 ? 'every target is met' : `${missed.length} target(s) not met (see above)`);
   } finally {
-    await Promise.all([stopChild(service), stopChild(baseline)]);
+    await Promise.all([
+      stopChild(children.service),
+      stopChild(children.baseline),
+      stopChild(children.postgraphile),
+    ]);
     await database.stop();
     await rm(dataDir, { recursive: true, force: true });
   }

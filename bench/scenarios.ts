@@ -116,3 +116,37 @@ export function scenarios(data: SeededData): Scenario[] {
     },
   ];
 }
+
+/**
+ * Memory only (issue 21, item 5): the heaviest GraphQL document the limits allow on this data, `aliases`
+ * copies of the largest invoice page (`first: pageSize`), each node with what the measured page asks
+ * (customer, items, settlements). The bench finds the most aliases the query cost limit and the alias
+ * limit admit by asking the service. Measured on the service alone: neither the baseline nor
+ * PostGraphile serves it.
+ */
+export function heaviestPageScenario(data: SeededData, aliases: number, pageSize: number): Scenario {
+  const headers = {
+    authorization: `Bearer ${data.token}`,
+    'x-environment': data.environmentId,
+    'content-type': 'application/json',
+  };
+  // The page's connection selection, `{ edges { node { … } } pageInfo { … } }`, as INVOICE_PAGE_QUERY has it.
+  const selection = INVOICE_PAGE_QUERY.slice(
+    INVOICE_PAGE_QUERY.indexOf('{', INVOICE_PAGE_QUERY.indexOf('invoices(')),
+    INVOICE_PAGE_QUERY.lastIndexOf('}'),
+  ).trim();
+  const fields = Array.from(
+    { length: aliases },
+    (_, i) => `a${i}: invoices(first: ${pageSize}) ${selection}`,
+  );
+  const body = JSON.stringify({
+    query: `query Heaviest {\n${fields.join('\n')}\n}`,
+    operationName: 'Heaviest',
+  });
+  return {
+    name: `GraphQL heaviest allowed (${aliases} × invoices(first: ${pageSize}))`,
+    status: 200,
+    graphql: true,
+    request: () => ({ method: 'POST', path: '/graphql', headers, body }),
+  };
+}
