@@ -33,7 +33,8 @@ export type Measurement = {
   rssEnd: number;
 };
 
-function run(url: string, scenario: Scenario, connections: number, seconds: number) {
+/** Load for `seconds`, or, for a scenario loaded by count, `perConnection` requests on each connection. */
+function run(url: string, scenario: Scenario, connections: number, seconds: number, perConnection?: number) {
   let n = 0;
   let graphqlErrors = 0;
   return new Promise<Measurement>((resolve, reject) => {
@@ -41,7 +42,7 @@ function run(url: string, scenario: Scenario, connections: number, seconds: numb
       {
         url,
         connections,
-        duration: seconds,
+        ...(perConnection ? { amount: connections * perConnection, timeout: 120 } : { duration: seconds }),
         requests: [
           {
             setupRequest: (request) => ({ ...request, ...scenario.request(n++) }),
@@ -59,7 +60,10 @@ function run(url: string, scenario: Scenario, connections: number, seconds: numb
         if (error) return reject(error);
         const expected = result.statusCodeStats?.[`${scenario.status}`]?.count ?? 0;
         resolve({
-          requestsPerSecond: result.requests.average,
+          // By count, the last second is a fraction: the total over the time taken.
+          requestsPerSecond: perConnection
+            ? result.requests.total / result.duration
+            : result.requests.average,
           p50: result.latency.p50,
           p99: result.latency.p99,
           requests: result.requests.total,
@@ -98,10 +102,12 @@ export async function measure(
   await sample();
   const sampler = setInterval(() => void sample(), RSS_SAMPLE_MS);
   try {
-    if (options.warmupSeconds > 0) await run(url, scenario, options.connections, options.warmupSeconds);
+    const perConnection = scenario.requestsPerConnection;
+    if (options.warmupSeconds > 0)
+      await run(url, scenario, options.connections, options.warmupSeconds, perConnection && 1);
     await options.quiesce?.();
     const before = await Promise.all([cpuOf(processes.server), postgresCpu(processes.postgres)]);
-    const measured = await run(url, scenario, options.connections, options.seconds);
+    const measured = await run(url, scenario, options.connections, options.seconds, perConnection);
     await options.quiesce?.();
     const after = await Promise.all([cpuOf(processes.server), postgresCpu(processes.postgres)]);
     const perRequest = (index: 0 | 1) => {

@@ -29,10 +29,12 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { createApp } from '../src/app.ts';
 import { TokenCache } from '../src/auth/token-cache.ts';
+import { EXECUTION_LIMITS } from '../src/config.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, type Orm, openOrm } from '../src/db/orm.ts';
 import { MAX_PAGE_SIZE } from '../src/db/pagination.ts';
 import { GRAPHQL_LIMITS } from '../src/limits/graphql-limits.ts';
+import { MAX_LINES_PER_INVOICE } from '../src/modules/invoice/invoice.input.ts';
 import { entities } from '../src/modules/registry.ts';
 import { Baseline, createBaselineServer } from './baseline-server.ts';
 import { type Child, startChild, startFlags, stopChild } from './child.ts';
@@ -40,7 +42,7 @@ import { measure } from './load.ts';
 import { checkSameAnswers, peerScenario, postgraphilePeers } from './postgraphile.ts';
 import { type BenchReport, renderReport, type ScenarioResult, type Side, targets } from './report.ts';
 import { type BenchRequest, heaviestPageScenario, PAGE_SIZE, type Scenario, scenarios } from './scenarios.ts';
-import { SEED, type SeededData, seed } from './seed.ts';
+import { type HeavyData, SEED, type SeededData, seed, seedHeavy } from './seed.ts';
 import { StatementRecorder } from './statements.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -79,7 +81,7 @@ function comparable(scenario: Scenario, body: any): unknown {
  * Runs each scenario once on the in-process app and on an in-process baseline: their answers must be
  * equal (the baseline does the same work), and the statements of a second request of each are counted.
  */
-async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[], data: SeededData) {
+async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[], heavy: HeavyData) {
   const recorder = new StatementRecorder();
   // As the server runs it (TOKEN_CACHE_SECONDS): the second request of each scenario finds its token cached.
   const tokenCache = new TokenCache(databaseUrl, 60_000);
@@ -129,7 +131,7 @@ async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[], 
     return {
       statements,
       pageStatements,
-      heaviest: await heaviestAllowed(data, (request) => send('service', request)),
+      heaviest: await heaviestAllowed(heavy, (request) => send('service', request)),
     };
   } finally {
     recorder.restore();
@@ -140,28 +142,44 @@ async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[], 
 }
 
 /**
- * The heaviest GraphQL document the limits admit: the most aliases (up to the alias limit) of the largest
- * page the query cost limit lets through, found by asking the service (a refused document costs no
- * execution). It must then answer without errors.
+ * The heaviest GraphQL document the limits admit, on the environment of invoices of the most lines: the
+ * most aliases (up to the alias limit) of the largest page the query cost limit lets through (a refused
+ * document costs no execution), then the largest page whose answer stays under the response-size limit,
+ * estimated from the size of a page of one and confirmed by asking. It must answer without errors.
  */
-async function heaviestAllowed(data: SeededData, send: (request: BenchRequest) => Promise<Reply>) {
-  for (const pageSize of [MAX_PAGE_SIZE, PAGE_SIZE, 20]) {
-    for (let aliases = GRAPHQL_LIMITS.maxAliases; aliases >= 1; aliases--) {
-      const scenario = heaviestPageScenario(data, aliases, pageSize);
-      // biome-ignore lint/suspicious/noExplicitAny: a GraphQL answer
-      const { status, body } = (await send(scenario.request(0))) as { status: number; body: any };
-      const codes: unknown[] = (body.errors ?? []).map(
-        (error: { extensions?: { code?: string } }) => error.extensions?.code,
-      );
-      if (codes.includes('QUERY_TOO_COMPLEX') || codes.includes('TOO_MANY_TOKENS')) continue;
-      if (status !== 200 || body.errors)
-        throw new Error(
-          `${scenario.name}: the service answered ${status}: ${JSON.stringify(body).slice(0, 500)}`,
-        );
-      return { scenario, aliases, pageSize };
-    }
+async function heaviestAllowed(heavy: HeavyData, send: (request: BenchRequest) => Promise<Reply>) {
+  const ask = async (scenario: Scenario) =>
+    // biome-ignore lint/suspicious/noExplicitAny: a GraphQL answer
+    (await send(scenario.request(0))) as { status: number; body: any };
+  const codes = (body: { errors?: { extensions?: { code?: string } }[] }) =>
+    (body.errors ?? []).map((error) => error.extensions?.code);
+  let aliases = GRAPHQL_LIMITS.maxAliases;
+  let pageSize = MAX_PAGE_SIZE;
+  for (;;) {
+    const { body } = await ask(heaviestPageScenario(heavy, aliases, pageSize));
+    if (!codes(body).includes('QUERY_TOO_COMPLEX')) break;
+    if (aliases > 1) aliases--;
+    else if (pageSize > 1) pageSize = Math.floor(pageSize / 2);
+    else throw new Error('the query cost limit admits no page of one invoice with its items');
   }
-  throw new Error('the query cost limit admits no page of 20 invoices with customer, items and settlements');
+  const one = await ask(heaviestPageScenario(heavy, aliases, 1));
+  const bytesPerInvoice = Buffer.byteLength(JSON.stringify(one.body)) / aliases;
+  pageSize = Math.min(
+    pageSize,
+    heavy.invoices,
+    Math.floor((0.95 * EXECUTION_LIMITS.maxResponseBytes) / aliases / bytesPerInvoice),
+  );
+  for (; pageSize >= 1; pageSize = Math.floor(pageSize * 0.9)) {
+    const scenario = heaviestPageScenario(heavy, aliases, pageSize);
+    const { status, body } = await ask(scenario);
+    if (codes(body).includes('RESPONSE_TOO_LARGE')) continue;
+    if (status !== 200 || body.errors)
+      throw new Error(
+        `${scenario.name}: the service answered ${status}: ${JSON.stringify(body).slice(0, 500)}`,
+      );
+    return { scenario, aliases, pageSize, bytes: Buffer.byteLength(JSON.stringify(body)) };
+  }
+  throw new Error('the response-size limit admits no page of one invoice of the most lines');
 }
 
 function machine(postgres: string): string {
@@ -238,6 +256,8 @@ function orderOf(sides: Side[], round: number): Side[] {
 }
 
 const HEAVIEST = 'GraphQL heaviest allowed';
+/** Enough invoices of the most lines for the largest page the response-size limit lets through. */
+const HEAVY_INVOICES = 40;
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -253,6 +273,10 @@ async function main(): Promise<void> {
     await migrate(owner);
     log(`seeding ${SEED.customers} customers and ${SEED.invoices} invoices`);
     const data: SeededData = await seed(owner);
+    log(
+      `seeding ${HEAVY_INVOICES} invoices of ${MAX_LINES_PER_INVOICE} lines in an environment of their own, for the memory scenario`,
+    );
+    const heavy = await seedHeavy(owner, database.url, HEAVY_INVOICES);
     await owner.close();
     const orm = await openOrm(database.url, { entities, poolMax: 4 });
     const selected = (name: string) => !settings.only || name.includes(settings.only);
@@ -260,7 +284,7 @@ async function main(): Promise<void> {
     if (list.length === 0 && !selected(HEAVIEST))
       throw new Error(`BENCH_ONLY=${settings.only} matches no endpoint`);
     log('counting SQL statements and comparing the answers of the service and the baseline');
-    const { statements, pageStatements, heaviest } = await inProcessChecks(orm, database.url, list, data);
+    const { statements, pageStatements, heaviest } = await inProcessChecks(orm, database.url, list, heavy);
     if (selected(HEAVIEST)) list.push(heaviest.scenario);
     const [postgres] = await orm.em
       .getConnection()
@@ -394,8 +418,11 @@ async function main(): Promise<void> {
         `transaction, the service's row-level security; no token check) run with the same node flags and ` +
         `pool size. PostGraphile's answers were checked equal to the service's before the load. Memory ` +
         `scenario: ${heaviest.aliases} aliases × invoices(first: ${heaviest.pageSize}) with customer, items and ` +
-        `settlements, the most the alias limit (${GRAPHQL_LIMITS.maxAliases}) and the query cost limit ` +
-        `(${GRAPHQL_LIMITS.maxCost}) admit together. Data: ${seedText}.`,
+        `settlements over invoices of ${MAX_LINES_PER_INVOICE} lines (an environment of its own), the most aliases ` +
+        `the alias limit (${GRAPHQL_LIMITS.maxAliases}) and the query cost limit (${GRAPHQL_LIMITS.maxCost}) ` +
+        `admit together and the largest page whose answer (${(heaviest.bytes / 2 ** 20).toFixed(1)} MiB) the ` +
+        `response-size limit (${(EXECUTION_LIMITS.maxResponseBytes / 2 ** 20).toFixed(0)} MiB) lets through. ` +
+        `Data: ${seedText}.`,
       scenarios: results,
       pageStatements,
       durationSeconds: (Date.now() - started) / 1000,
