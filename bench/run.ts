@@ -368,34 +368,40 @@ async function main(): Promise<void> {
       const due = await drainJobs(database.url, 60_000);
       backlog = Math.max(backlog, due);
     };
-    for (let round = 0; round < settings.rounds; round++) {
-      for (const [index, scenario] of list.entries()) {
-        const result = results[index] as ScenarioResult;
-        const order = orderOf(result.sides, round);
-        const measured: ScenarioResult['rounds'][number]['measured'] = {};
-        for (const side of order) {
-          const child = children[side] as Child;
-          await settle(database.url);
-          const m = await measure(
-            child.url,
-            { server: child.process.pid as number, postgres: postmaster },
-            scenarioOf(scenario, side),
-            { ...settings, quiesce },
-          );
-          measured[side] = m;
-          log(
-            `round ${round + 1}  ${scenario.name.padEnd(30)} ${side.padEnd(12)} ${m.requestsPerSecond.toFixed(0).padStart(6)} req/s` +
-              `  p50 ${m.p50} ms  p99 ${m.p99} ms  errors ${m.errors}` +
-              (m.cpuMsPerRequest === null ? '' : `  CPU ${m.cpuMsPerRequest.toFixed(2)} ms/request`) +
-              (m.postgresCpuMsPerRequest === null
-                ? ''
-                : ` (PostgreSQL ${m.postgresCpuMsPerRequest.toFixed(2)})`) +
-              `  RSS peak ${m.rssPeak.toFixed(0)} MiB`,
-          );
+    // The measured scenarios' rounds first, then the memory scenario's: the heap the heaviest documents
+    // grow would otherwise be in every later round of the others (their speed and their RSS).
+    const phases = [false, true].map((memoryOnly) =>
+      [...list.entries()].filter(([index]) => (results[index] as ScenarioResult).memoryOnly === memoryOnly),
+    );
+    for (const phase of phases)
+      for (let round = 0; round < settings.rounds; round++) {
+        for (const [index, scenario] of phase) {
+          const result = results[index] as ScenarioResult;
+          const order = orderOf(result.sides, round);
+          const measured: ScenarioResult['rounds'][number]['measured'] = {};
+          for (const side of order) {
+            const child = children[side] as Child;
+            await settle(database.url);
+            const m = await measure(
+              child.url,
+              { server: child.process.pid as number, postgres: postmaster },
+              scenarioOf(scenario, side),
+              { ...settings, quiesce },
+            );
+            measured[side] = m;
+            log(
+              `round ${round + 1}  ${scenario.name.padEnd(30)} ${side.padEnd(12)} ${m.requestsPerSecond.toFixed(0).padStart(6)} req/s` +
+                `  p50 ${m.p50} ms  p99 ${m.p99} ms  errors ${m.errors}` +
+                (m.cpuMsPerRequest === null ? '' : `  CPU ${m.cpuMsPerRequest.toFixed(2)} ms/request`) +
+                (m.postgresCpuMsPerRequest === null
+                  ? ''
+                  : ` (PostgreSQL ${m.postgresCpuMsPerRequest.toFixed(2)})`) +
+                `  RSS peak ${m.rssPeak.toFixed(0)} MiB`,
+            );
+          }
+          result.rounds.push({ order, measured });
         }
-        result.rounds.push({ order, measured });
       }
-    }
 
     const seedText = `${SEED.customers} customers, ${SEED.invoices} invoices (3 items each; a third drafts, the rest booked, every other booked one partly settled)`;
     const report: BenchReport = {
@@ -406,7 +412,7 @@ async function main(): Promise<void> {
         `Load: autocannon, ${settings.connections} connections over loopback, ${settings.warmupSeconds} s warm-up ` +
         `then ${settings.seconds} s measured per endpoint and server; the service, the baseline and (on the two ` +
         `GraphQL queries it serves) PostGraphile back to back, ${settings.rounds} rounds, the order rotating by one ` +
-        `each round. Before each measurement the database is vacuumed, analyzed and checkpointed; after the ` +
+        `each round; then the memory scenario's ${settings.rounds} rounds. Before each measurement the database is vacuumed, analyzed and checkpointed; after the ` +
         `warm-up and after the measured load the run waits until the job queue has nothing due, so no backlog ` +
         `of one measurement lands in another (largest backlog left after a load: ${backlog} job(s)). ` +
         `Service: \`${['node', ...flags, 'src/main.ts'].join(' ')}\` (as \`npm start\`), JOB_WORKER on (its ` +
