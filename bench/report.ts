@@ -112,7 +112,7 @@ function show(value: Spread, format: (value: number) => string = fixed): string 
 }
 
 export const RSS_LIMIT_MIB = 300;
-/** The first and last round's peak of a scenario may differ by this much before the memory counts as growing. */
+/** The first and last round's RSS of a scenario may differ by this much before the memory counts as growing. */
 export const RSS_GROWTH_TOLERANCE = 0.1;
 
 export type Target = { name: string; measured: string; met: boolean };
@@ -185,16 +185,22 @@ export function targets(report: BenchReport): Target[] {
       met: highest.peak < RSS_LIMIT_MIB,
     });
   }
-  const growth = peaks
-    .filter((entry) => entry.peaks.length > 1)
+  // Flat: what the process keeps once a round's load is over, its RSS at the end of each measurement (a
+  // peak depends on how many requests happened to overlap).
+  const growth = report.scenarios
+    .map((scenario) => ({
+      name: scenario.name,
+      ends: valuesOf(scenario, 'service', (m) => m.rssEnd).filter((value): value is number => value !== null),
+    }))
+    .filter((entry) => entry.ends.length > 1)
     .map((entry) => ({
       name: entry.name,
-      growth: (entry.peaks.at(-1) as number) / (entry.peaks[0] as number) - 1,
+      growth: (entry.ends.at(-1) as number) / (entry.ends[0] as number) - 1,
     }))
     .sort((a, b) => b.growth - a.growth)[0];
   if (growth) {
     result.push({
-      name: `Server RSS flat across rounds: each scenario's peak in the last round within ${RSS_GROWTH_TOLERANCE * 100} % of the first round's`,
+      name: `Server RSS flat across rounds: each scenario's RSS at the end of the last round within ${RSS_GROWTH_TOLERANCE * 100} % of the first round's`,
       measured: `largest growth ${signedPercent(growth.growth)} (${growth.name})`,
       met: growth.growth <= RSS_GROWTH_TOLERANCE,
     });
@@ -220,7 +226,7 @@ export function renderReport(report: BenchReport): string {
   const checked = targets(report);
   const of = (scenario: ScenarioResult, side: Side, figure: Pick) =>
     scenario.sides.includes(side) ? show(spread(valuesOf(scenario, side, figure))) : '–';
-  const peakRounds = (scenario: ScenarioResult, side: Side, figure: Pick) =>
+  const perRound = (scenario: ScenarioResult, side: Side, figure: Pick) =>
     valuesOf(scenario, side, figure)
       .map((value) => (value === null ? '–' : value.toFixed(0)))
       .join(', ');
@@ -314,20 +320,24 @@ export function renderReport(report: BenchReport): string {
       'its end; one value per round, in round order.',
     '',
     table(
-      ['endpoint', 'server', 'peak per round', 'end per round', 'last round ÷ first (peak)'],
+      ['endpoint', 'server', 'peak per round', 'end per round', 'last round ÷ first: peak', 'end'],
       report.scenarios.flatMap((scenario) =>
         scenario.sides.map((side) => {
-          const peaks = valuesOf(scenario, side, (m) => m.rssPeak).filter(
-            (value): value is number => value !== null,
-          );
-          const growth =
-            peaks.length > 1 ? signedPercent((peaks.at(-1) as number) / (peaks[0] as number) - 1) : '–';
+          const growth = (figure: Pick) => {
+            const values = valuesOf(scenario, side, figure).filter(
+              (value): value is number => value !== null,
+            );
+            return values.length > 1
+              ? signedPercent((values.at(-1) as number) / (values[0] as number) - 1)
+              : '–';
+          };
           return [
             scenario.name,
             LABEL[side],
-            peakRounds(scenario, side, (m) => m.rssPeak),
-            peakRounds(scenario, side, (m) => m.rssEnd),
-            growth,
+            perRound(scenario, side, (m) => m.rssPeak),
+            perRound(scenario, side, (m) => m.rssEnd),
+            growth((m) => m.rssPeak),
+            growth((m) => m.rssEnd),
           ];
         }),
       ),
@@ -339,20 +349,31 @@ export function renderReport(report: BenchReport): string {
       'the request’s own reads and writes; *all* adds the token check and the transaction around the work ' +
       '(`begin`, the `set_config` of the environment that row-level security reads, savepoints, `commit`). ' +
       'The service runs with its token cache as the server does (`TOKEN_CACHE_SECONDS`): the counted request ' +
-      'finds its token cached and sends no token check; the baseline reads its token every time.',
+      'finds its token cached and sends no token check; the baseline reads its token every time. PostGraphile ' +
+      '(counted in-process, the same server as the measured one) checks no token.',
     '',
     table(
-      ['endpoint', 'service queries', 'service all', 'baseline queries', 'baseline all'],
+      [
+        'endpoint',
+        'service queries',
+        'service all',
+        'baseline queries',
+        'baseline all',
+        'PostGraphile queries',
+        'PostGraphile all',
+      ],
       report.scenarios
         .filter((scenario) => scenario.statements.service && scenario.statements.baseline)
         .map((scenario) => {
-          const { service = [], baseline = [] } = scenario.statements;
+          const { service = [], baseline = [], postgraphile } = scenario.statements;
           return [
             scenario.name,
             String(queriesOf(service)),
             String(service.length),
             String(queriesOf(baseline)),
             String(baseline.length),
+            postgraphile ? String(queriesOf(postgraphile)) : '–',
+            postgraphile ? String(postgraphile.length) : '–',
           ];
         }),
     ),
@@ -368,6 +389,18 @@ export function renderReport(report: BenchReport): string {
         '',
         '</details>',
         '',
+        ...(scenario.statements.postgraphile
+          ? [
+              `<details><summary>${scenario.name}: PostGraphile's statements</summary>`,
+              '',
+              '```sql',
+              ...scenario.statements.postgraphile.map((statement) => statement.replace(/\s+/g, ' ').trim()),
+              '```',
+              '',
+              '</details>',
+              '',
+            ]
+          : []),
       ]),
     '## Each round',
     '',

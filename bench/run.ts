@@ -40,6 +40,7 @@ import { Baseline, createBaselineServer } from './baseline-server.ts';
 import { type Child, startChild, startFlags, stopChild } from './child.ts';
 import { measure } from './load.ts';
 import { checkSameAnswers, peerScenario, postgraphilePeers } from './postgraphile.ts';
+import { startPostgraphile } from './postgraphile-server.ts';
 import { type BenchReport, renderReport, type ScenarioResult, type Side, targets } from './report.ts';
 import { type BenchRequest, heaviestPageScenario, PAGE_SIZE, type Scenario, scenarios } from './scenarios.ts';
 import { type HeavyData, SEED, type SeededData, seed, seedHeavy } from './seed.ts';
@@ -81,7 +82,13 @@ function comparable(scenario: Scenario, body: any): unknown {
  * Runs each scenario once on the in-process app and on an in-process baseline: their answers must be
  * equal (the baseline does the same work), and the statements of a second request of each are counted.
  */
-async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[], heavy: HeavyData) {
+async function inProcessChecks(
+  orm: Orm,
+  databaseUrl: string,
+  list: Scenario[],
+  data: SeededData,
+  heavy: HeavyData | null,
+) {
   const recorder = new StatementRecorder();
   // As the server runs it (TOKEN_CACHE_SECONDS): the second request of each scenario finds its token cached.
   const tokenCache = new TokenCache(databaseUrl, 60_000);
@@ -91,6 +98,14 @@ async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[], 
   const server = createBaselineServer(baseline).listen(0, '127.0.0.1');
   await once(server, 'listening');
   const baselineUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // PostGraphile in-process too, to count its statements (the measured one is a process of its own).
+  const peers = postgraphilePeers(data);
+  const postgraphile = list.some((scenario) => peers.has(scenario.name))
+    ? await startPostgraphile(databaseUrl, 2)
+    : null;
+  postgraphile?.server.listen(0, '127.0.0.1');
+  if (postgraphile) await once(postgraphile.server, 'listening');
+  const postgraphileUrl = `http://127.0.0.1:${(postgraphile?.server.address() as AddressInfo | null)?.port}`;
   const send = async (side: 'service' | 'baseline', request: BenchRequest): Promise<Reply> => {
     // A copy: the in-process fetch adds content-length to the headers object it is given.
     const init = { method: request.method, headers: { ...request.headers }, body: request.body };
@@ -119,6 +134,21 @@ async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[], 
         service: await recorder.during(() => send('service', scenario.request(1))),
         baseline: await recorder.during(() => send('baseline', scenario.request(1))),
       });
+      const peer = peers.get(scenario.name);
+      if (postgraphile && peer) {
+        const ask = async (n: number) => {
+          const request = peer.request(n);
+          const response = await fetch(`${postgraphileUrl}${request.path}`, {
+            method: request.method,
+            headers: request.headers,
+            body: request.body,
+          });
+          await response.json();
+        };
+        await ask(0);
+        (statements.get(scenario.name) as Partial<Record<Side, string[]>>).postgraphile =
+          await recorder.during(() => ask(1));
+      }
     }
     const page = list.find((scenario) => scenario.name.startsWith('GraphQL invoices'));
     const pageOf = async (first: number) => {
@@ -131,13 +161,15 @@ async function inProcessChecks(orm: Orm, databaseUrl: string, list: Scenario[], 
     return {
       statements,
       pageStatements,
-      heaviest: await heaviestAllowed(heavy, (request) => send('service', request)),
+      heaviest: heavy && (await heaviestAllowed(heavy, (request) => send('service', request))),
     };
   } finally {
     recorder.restore();
     await tokenCache.close();
     server.close();
     await baseline.close();
+    postgraphile?.server.close();
+    await postgraphile?.release();
   }
 }
 
@@ -246,6 +278,18 @@ async function writeResults(markdown: string): Promise<void> {
   await writeFile(RESULTS, `${markdown}\n${handWritten}`);
 }
 
+/** What the memory scenario sends, for the report's settings. */
+function memoryText(heaviest: { aliases: number; pageSize: number; bytes: number }): string {
+  return (
+    ` Memory scenario: ${heaviest.aliases} aliases × invoices(first: ${heaviest.pageSize}) with customer, items and ` +
+    `settlements over invoices of ${MAX_LINES_PER_INVOICE} lines (an environment of its own), the most aliases ` +
+    `the alias limit (${GRAPHQL_LIMITS.maxAliases}) and the query cost limit (${GRAPHQL_LIMITS.maxCost}) ` +
+    `admit together and the largest page whose answer (${(heaviest.bytes / 2 ** 20).toFixed(1)} MiB) the ` +
+    `response-size limit (${(EXECUTION_LIMITS.maxResponseBytes / 2 ** 20).toFixed(0)} MiB) lets through; ` +
+    'each connection sends 3 of them (1 in the warm-up), however long they take.'
+  );
+}
+
 /** The order of the sides in a round: rotated by one each round, so that each goes first in turn. */
 function orderOf(sides: Side[], round: number): Side[] {
   const base: Side[] = (['baseline', 'service', 'postgraphile'] as const).filter((side) =>
@@ -273,19 +317,28 @@ async function main(): Promise<void> {
     await migrate(owner);
     log(`seeding ${SEED.customers} customers and ${SEED.invoices} invoices`);
     const data: SeededData = await seed(owner);
-    log(
-      `seeding ${HEAVY_INVOICES} invoices of ${MAX_LINES_PER_INVOICE} lines in an environment of their own, for the memory scenario`,
-    );
-    const heavy = await seedHeavy(owner, database.url, HEAVY_INVOICES);
+    const selected = (name: string) => !settings.only || name.includes(settings.only);
+    let heavy: HeavyData | null = null;
+    if (selected(HEAVIEST)) {
+      log(
+        `seeding ${HEAVY_INVOICES} invoices of ${MAX_LINES_PER_INVOICE} lines in an environment of their own, for the memory scenario`,
+      );
+      heavy = await seedHeavy(owner, database.url, HEAVY_INVOICES);
+    }
     await owner.close();
     const orm = await openOrm(database.url, { entities, poolMax: 4 });
-    const selected = (name: string) => !settings.only || name.includes(settings.only);
     const list = scenarios(data).filter((scenario) => selected(scenario.name));
     if (list.length === 0 && !selected(HEAVIEST))
       throw new Error(`BENCH_ONLY=${settings.only} matches no endpoint`);
     log('counting SQL statements and comparing the answers of the service and the baseline');
-    const { statements, pageStatements, heaviest } = await inProcessChecks(orm, database.url, list, heavy);
-    if (selected(HEAVIEST)) list.push(heaviest.scenario);
+    const { statements, pageStatements, heaviest } = await inProcessChecks(
+      orm,
+      database.url,
+      list,
+      data,
+      heavy,
+    );
+    if (heaviest) list.push(heaviest.scenario);
     const [postgres] = await orm.em
       .getConnection()
       .execute<{ version: string }[]>("select current_setting('server_version') as version");
@@ -422,13 +475,9 @@ async function main(): Promise<void> {
         `; no Idempotency-Key sent. Baseline (\`bench/baseline-server.ts\`) and PostGraphile 5 with the Amber ` +
         `preset (\`bench/postgraphile-server.ts\`: role \`billing_app\` and \`app.environment_id\` per ` +
         `transaction, the service's row-level security; no token check) run with the same node flags and ` +
-        `pool size. PostGraphile's answers were checked equal to the service's before the load. Memory ` +
-        `scenario: ${heaviest.aliases} aliases × invoices(first: ${heaviest.pageSize}) with customer, items and ` +
-        `settlements over invoices of ${MAX_LINES_PER_INVOICE} lines (an environment of its own), the most aliases ` +
-        `the alias limit (${GRAPHQL_LIMITS.maxAliases}) and the query cost limit (${GRAPHQL_LIMITS.maxCost}) ` +
-        `admit together and the largest page whose answer (${(heaviest.bytes / 2 ** 20).toFixed(1)} MiB) the ` +
-        `response-size limit (${(EXECUTION_LIMITS.maxResponseBytes / 2 ** 20).toFixed(0)} MiB) lets through. ` +
-        `Data: ${seedText}.`,
+        `pool size. PostGraphile's answers were checked equal to the service's before the load.` +
+        (heaviest ? memoryText(heaviest) : '') +
+        ` Data: ${seedText}.`,
       scenarios: results,
       pageStatements,
       durationSeconds: (Date.now() - started) / 1000,
