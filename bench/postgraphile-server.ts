@@ -5,6 +5,11 @@
  * same row-level-security policies confine it. It checks no token: an API in front of it would (with a
  * JWT, say, without a database read).
  *
+ * When it builds its schema PostGraphile reports a "Recoverable error … type naming conflict … 'Subscription'":
+ * the service's `subscription` table wants the name GraphQL gives its subscription root type, and PostGraphile
+ * drops one of the two from its schema. The bench asks for neither: only invoices, their items, settlements
+ * and customers.
+ *
  *   DATABASE_URL=postgres://… PORT=… node bench/postgraphile-server.ts
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
