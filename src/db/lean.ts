@@ -41,7 +41,13 @@ type Comparison<V> = { [K in keyof typeof COMPARISONS]?: V };
 /** Per property: equal to a value, one of a list, null, or within comparisons ({ $gte: a, $lte: b }). */
 export type LeanFilter<T> = { [K in keyof T]?: T[K] | readonly T[K][] | Comparison<T[K]> | null };
 
-type FindOptions<T> = { orderBy?: keyof T & string; descending?: boolean; limit?: number };
+type FindOptions<T> = {
+  orderBy?: keyof T & string;
+  descending?: boolean;
+  limit?: number;
+  /** The select list, in place of every column of the entity (see leanSelect). */
+  select?: string;
+};
 
 /**
  * One statement in the two forms it can be sent: with $n placeholders (a prepared statement) and with
@@ -55,7 +61,8 @@ function statement<T extends object>(
   where: LeanFilter<T>,
   options: FindOptions<T>,
 ): Statement | null {
-  const { meta, table, columns } = shapeOf(em, entity as EntityName<object>);
+  const { meta, table, columns: every } = shapeOf(em, entity as EntityName<object>);
+  const columns = options.select ?? every;
   const platform = em.getPlatform();
   const column = (name: string) => {
     const field = meta.properties[name as never]?.fieldNames?.[0];
@@ -178,4 +185,101 @@ export async function findManaged<T extends object>(
   options: FindOptions<T> = {},
 ): Promise<T[]> {
   return (await selectRows(em, entity, where, options)).map((row) => em.map(entity, row as never));
+}
+
+/**
+ * Rows of `entity` matching `where`, with a select list of the caller's (`options.select`, which may
+ * name the table to correlate subqueries with it) instead of the entity's columns, each row passed
+ * through `map`. The same statement path as leanFind (prepared, in the request's transaction): for a
+ * read that builds its answer in SQL, e.g. an entity with its children as JSON (see JsonShape).
+ */
+export async function leanSelect<T extends object, R>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  where: LeanFilter<T>,
+  options: FindOptions<T> & { select: string },
+  map: (row: Record<string, unknown>) => R,
+): Promise<R[]> {
+  return (await selectRows(em, entity, where, options)).map(map);
+}
+
+/** The quoted table name of `entity`, to correlate a subquery with the outer row of a leanSelect. */
+export function tableOf<T extends object>(em: EntityManager, entity: EntityName<T>): string {
+  return shapeOf(em, entity as EntityName<object>).table;
+}
+
+/**
+ * An entity's row as a JSON object built by PostgreSQL, read back as exactly what leanFind gives
+ * (property names, the same JavaScript values, frozen): PostgreSQL sends one JSON text that JSON.parse
+ * reads at once instead of a column at a time through pg's parsers, and a row's children can come with
+ * it in one statement (json_agg in a correlated subquery).
+ */
+export type JsonShape<T> = {
+  /** `json_build_object(...)` of the row `alias` (a table name or alias, quoted). */
+  object: (alias: string) => string;
+  /** A parsed JSON object of `object` as leanFind's row. */
+  revive: (value: Record<string, unknown>) => Readonly<T>;
+};
+
+const jsonShapes = new WeakMap<object, JsonShape<never>>();
+
+/**
+ * The JSON shape of `entity`: JSON columns as they are, numerics and bigints as the text or number
+ * leanFind's converters give, timestamps as ISO text revived as Date. Throws for a property type it does
+ * not know, so a new column type fails its first use, not an answer.
+ */
+export function jsonShape<T extends object>(em: EntityManager, entity: EntityName<T>): JsonShape<T> {
+  const known = jsonShapes.get(entity as object);
+  if (known) return known as JsonShape<T>;
+  const { meta, converters } = shapeOf(em, entity as EntityName<object>);
+  const platform = em.getPlatform();
+  const converted = new Set(converters.map((converter) => converter.name));
+  const dates: string[] = [];
+  const parts = meta.props
+    .filter((prop) => prop.fieldNames?.length === 1 && prop.persist !== false)
+    .map((prop) => {
+      const field = platform.quoteIdentifier(prop.fieldNames[0] as string);
+      const column = String(prop.columnTypes?.[0] ?? '').toLowerCase();
+      const key = `'${prop.name}'`;
+      return (alias: string) => {
+        const value = `${alias}.${field}`;
+        if (column.startsWith('timestamp')) return `${key}, ${value}`;
+        if (column.startsWith('numeric') || column.startsWith('decimal')) {
+          if (prop.runtimeType === 'number') return `${key}, ${value}`;
+          return `${key}, ${value}::text`;
+        }
+        if (column === 'bigint' || column === 'int8') {
+          if (prop.runtimeType !== 'number')
+            throw new Error(`jsonShape: ${meta.className}.${prop.name} is not a number`);
+          return `${key}, ${value}`;
+        }
+        if (
+          converted.has(prop.name) &&
+          !['json', 'jsonb', 'date'].includes(column) &&
+          !column.startsWith('uuid')
+        ) {
+          throw new Error(
+            `jsonShape: ${meta.className}.${prop.name} (${column}) has a conversion it does not know`,
+          );
+        }
+        return `${key}, ${value}`;
+      };
+    });
+  for (const prop of meta.props) {
+    const column = String(prop.columnTypes?.[0] ?? '').toLowerCase();
+    if (prop.fieldNames?.length === 1 && prop.persist !== false && column.startsWith('timestamp'))
+      dates.push(prop.name);
+  }
+  const shape: JsonShape<T> = {
+    object: (alias) => `json_build_object(${parts.map((part) => part(alias)).join(', ')})`,
+    revive: (value) => {
+      for (const name of dates) {
+        const text = value[name];
+        if (text != null) value[name] = new Date(text as string);
+      }
+      return Object.freeze(value) as Readonly<T>;
+    },
+  };
+  jsonShapes.set(entity as object, shape as JsonShape<never>);
+  return shape;
 }
