@@ -209,16 +209,17 @@ export function tableOf<T extends object>(em: EntityManager, entity: EntityName<
 }
 
 /**
- * An entity's row as a JSON object built by PostgreSQL, read back as exactly what leanFind gives
- * (property names, the same JavaScript values, frozen): PostgreSQL sends one JSON text that JSON.parse
- * reads at once instead of a column at a time through pg's parsers, and a row's children can come with
- * it in one statement (json_agg in a correlated subquery).
+ * An entity's row as JSON built by PostgreSQL, read back as exactly what leanFind gives (property
+ * names, the same JavaScript values, frozen): PostgreSQL sends one JSON text that JSON.parse reads at
+ * once instead of a column at a time through pg's parsers, and a row's children can come with it in
+ * one statement (json_agg in a correlated subquery). The row travels as an array of its values in
+ * property order, not an object: the names would be most of the text.
  */
 export type JsonShape<T> = {
-  /** `json_build_object(...)` of the row `alias` (a table name or alias, quoted). */
+  /** `json_build_array(...)` of the row `alias` (a table name or alias, quoted). */
   object: (alias: string) => string;
-  /** A parsed JSON object of `object` as leanFind's row. */
-  revive: (value: Record<string, unknown>) => Readonly<T>;
+  /** A parsed JSON array of `object` as leanFind's row. */
+  revive: (values: unknown[]) => Readonly<T>;
 };
 
 const jsonShapes = new WeakMap<object, JsonShape<never>>();
@@ -234,50 +235,42 @@ export function jsonShape<T extends object>(em: EntityManager, entity: EntityNam
   const { meta, converters } = shapeOf(em, entity as EntityName<object>);
   const platform = em.getPlatform();
   const converted = new Set(converters.map((converter) => converter.name));
-  const dates: string[] = [];
-  const parts = meta.props
-    .filter((prop) => prop.fieldNames?.length === 1 && prop.persist !== false)
-    .map((prop) => {
-      const field = platform.quoteIdentifier(prop.fieldNames[0] as string);
-      const column = String(prop.columnTypes?.[0] ?? '').toLowerCase();
-      const key = `'${prop.name}'`;
-      return (alias: string) => {
-        const value = `${alias}.${field}`;
-        if (column.startsWith('timestamp')) return `${key}, ${value}`;
-        if (column.startsWith('numeric') || column.startsWith('decimal')) {
-          if (prop.runtimeType === 'number') return `${key}, ${value}`;
-          return `${key}, ${value}::text`;
-        }
-        if (column === 'bigint' || column === 'int8') {
-          if (prop.runtimeType !== 'number')
-            throw new Error(`jsonShape: ${meta.className}.${prop.name} is not a number`);
-          return `${key}, ${value}`;
-        }
-        if (
-          converted.has(prop.name) &&
-          !['json', 'jsonb', 'date'].includes(column) &&
-          !column.startsWith('uuid')
-        ) {
-          throw new Error(
-            `jsonShape: ${meta.className}.${prop.name} (${column}) has a conversion it does not know`,
-          );
-        }
-        return `${key}, ${value}`;
-      };
-    });
-  for (const prop of meta.props) {
-    const column = String(prop.columnTypes?.[0] ?? '').toLowerCase();
-    if (prop.fieldNames?.length === 1 && prop.persist !== false && column.startsWith('timestamp'))
-      dates.push(prop.name);
-  }
+  const props = meta.props.filter((prop) => prop.fieldNames?.length === 1 && prop.persist !== false);
+  const columnType = (prop: (typeof props)[number]) => String(prop.columnTypes?.[0] ?? '').toLowerCase();
+  const parts = props.map((prop) => {
+    const field = platform.quoteIdentifier(prop.fieldNames[0] as string);
+    const column = columnType(prop);
+    if (column.startsWith('timestamp')) return field;
+    if (column.startsWith('numeric') || column.startsWith('decimal')) {
+      return prop.runtimeType === 'number' ? field : `${field}::text`;
+    }
+    if (column === 'bigint' || column === 'int8') {
+      if (prop.runtimeType !== 'number')
+        throw new Error(`jsonShape: ${meta.className}.${prop.name} is not a number`);
+      return field;
+    }
+    if (
+      converted.has(prop.name) &&
+      !['json', 'jsonb', 'date'].includes(column) &&
+      !column.startsWith('uuid')
+    ) {
+      throw new Error(
+        `jsonShape: ${meta.className}.${prop.name} (${column}) has a conversion it does not know`,
+      );
+    }
+    return field;
+  });
+  const names = props.map((prop) => prop.name);
+  const dates = props.map((prop) => columnType(prop).startsWith('timestamp'));
   const shape: JsonShape<T> = {
-    object: (alias) => `json_build_object(${parts.map((part) => part(alias)).join(', ')})`,
-    revive: (value) => {
-      for (const name of dates) {
-        const text = value[name];
-        if (text != null) value[name] = new Date(text as string);
+    object: (alias) => `json_build_array(${parts.map((part) => `${alias}.${part}`).join(', ')})`,
+    revive: (values) => {
+      const row: Record<string, unknown> = {};
+      for (let index = 0; index < names.length; index++) {
+        const value = values[index];
+        row[names[index] as string] = dates[index] && value != null ? new Date(value as string) : value;
       }
-      return Object.freeze(value) as Readonly<T>;
+      return Object.freeze(row) as Readonly<T>;
     },
   };
   jsonShapes.set(entity as object, shape as JsonShape<never>);

@@ -93,7 +93,7 @@ describe('lean reads', () => {
         const shape = jsonShape(em, name);
         const select = `${shape.object(tableOf(em, name))} as "row"`;
         return leanSelect(em, name, where() as never, { orderBy: 'id' as never, select }, (row) =>
-          shape.revive(row.row as Record<string, unknown>),
+          shape.revive(row.row as unknown[]),
         );
       });
 

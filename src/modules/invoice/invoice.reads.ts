@@ -211,17 +211,17 @@ export class InvoiceReads {
       options: { orderBy: 'id'; descending: boolean; limit: number },
     ): Promise<Readonly<Invoice>[]> =>
       leanSelect(em, InvoiceSchema, filter, { ...options, select }, (row) => {
-        const read = invoiceJson.revive(row.invoice as Record<string, unknown>);
+        const read = invoiceJson.revive(row.invoice as unknown[]);
         if (parts.items) {
-          const items = (row.items as Record<string, unknown>[]).map(itemJson.revive);
+          const items = (row.items as unknown[][]).map(itemJson.revive);
           loaders.itemsByInvoiceId.prime(read.id, items);
         }
         if (parts.settlements) {
-          const settlements = (row.settlements as Record<string, unknown>[]).map(settlementJson.revive);
+          const settlements = (row.settlements as unknown[][]).map(settlementJson.revive);
           loaders.settlementsByInvoiceId.prime(read.id, settlements);
         }
         if (row.customer) {
-          customers.byId.prime(read.customerId, customerJson.revive(row.customer as Record<string, unknown>));
+          customers.byId.prime(read.customerId, customerJson.revive(row.customer as unknown[]));
         }
         return read;
       });
