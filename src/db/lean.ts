@@ -237,33 +237,37 @@ export function jsonShape<T extends object>(em: EntityManager, entity: EntityNam
   const converted = new Set(converters.map((converter) => converter.name));
   const props = meta.props.filter((prop) => prop.fieldNames?.length === 1 && prop.persist !== false);
   const columnType = (prop: (typeof props)[number]) => String(prop.columnTypes?.[0] ?? '').toLowerCase();
-  const parts = props.map((prop) => {
-    const field = platform.quoteIdentifier(prop.fieldNames[0] as string);
+  const parts = props.map((prop): ((alias: string) => string) => {
+    const name = platform.quoteIdentifier(prop.fieldNames[0] as string);
     const column = columnType(prop);
-    if (column.startsWith('timestamp')) return field;
-    if (column.startsWith('numeric') || column.startsWith('decimal')) {
-      return prop.runtimeType === 'number' ? field : `${field}::text`;
+    // With a time zone: milliseconds since the epoch, truncated as pg's parser truncates microseconds
+    // (a number JSON.parse reads and Date takes as it is, where parsing ISO text costs).
+    if (column.startsWith('timestamptz') || column.includes('with time zone')) {
+      return (alias) => `floor(extract(epoch from ${alias}.${name}) * 1000)`;
     }
-    if (column === 'bigint' || column === 'int8') {
-      if (prop.runtimeType !== 'number')
-        throw new Error(`jsonShape: ${meta.className}.${prop.name} is not a number`);
-      return field;
+    if (column.startsWith('timestamp')) return (alias) => `${alias}.${name}`;
+    if (column.startsWith('numeric') || column.startsWith('decimal')) {
+      if (prop.runtimeType !== 'number') return (alias) => `${alias}.${name}::text`;
+      return (alias) => `${alias}.${name}`;
+    }
+    if ((column === 'bigint' || column === 'int8') && prop.runtimeType !== 'number') {
+      throw new Error(`jsonShape: ${meta.className}.${prop.name} is not a number`);
     }
     if (
       converted.has(prop.name) &&
-      !['json', 'jsonb', 'date'].includes(column) &&
+      !['json', 'jsonb', 'date', 'bigint', 'int8'].includes(column) &&
       !column.startsWith('uuid')
     ) {
       throw new Error(
         `jsonShape: ${meta.className}.${prop.name} (${column}) has a conversion it does not know`,
       );
     }
-    return field;
+    return (alias) => `${alias}.${name}`;
   });
   const names = props.map((prop) => prop.name);
   const dates = props.map((prop) => columnType(prop).startsWith('timestamp'));
   const shape: JsonShape<T> = {
-    object: (alias) => `json_build_array(${parts.map((part) => `${alias}.${part}`).join(', ')})`,
+    object: (alias) => `json_build_array(${parts.map((part) => part(alias)).join(', ')})`,
     revive: (values) => {
       const row: Record<string, unknown> = {};
       for (let index = 0; index < names.length; index++) {
