@@ -266,16 +266,18 @@ export function jsonShape<T extends object>(em: EntityManager, entity: EntityNam
   });
   const names = props.map((prop) => prop.name);
   const dates = props.map((prop) => columnType(prop).startsWith('timestamp'));
+  // One object literal of the entity's properties, compiled once per entity: every row then has the
+  // same hidden class, built without a keyed store per property. The names are the entity's own.
+  const literal = names.map((name, index) => {
+    const value = `values[${index}]`;
+    return `${JSON.stringify(name)}: ${dates[index] ? `${value} == null ? ${value} : new Date(${value})` : value}`;
+  });
+  const build = new Function('values', `return { ${literal.join(', ')} };`) as (
+    values: unknown[],
+  ) => Record<string, unknown>;
   const shape: JsonShape<T> = {
     object: (alias) => `json_build_array(${parts.map((part) => part(alias)).join(', ')})`,
-    revive: (values) => {
-      const row: Record<string, unknown> = {};
-      for (let index = 0; index < names.length; index++) {
-        const value = values[index];
-        row[names[index] as string] = dates[index] && value != null ? new Date(value as string) : value;
-      }
-      return Object.freeze(row) as Readonly<T>;
-    },
+    revive: (values) => Object.freeze(build(values)) as Readonly<T>,
   };
   jsonShapes.set(entity as object, shape as JsonShape<never>);
   return shape;
