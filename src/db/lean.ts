@@ -41,7 +41,13 @@ type Comparison<V> = { [K in keyof typeof COMPARISONS]?: V };
 /** Per property: equal to a value, one of a list, null, or within comparisons ({ $gte: a, $lte: b }). */
 export type LeanFilter<T> = { [K in keyof T]?: T[K] | readonly T[K][] | Comparison<T[K]> | null };
 
-type FindOptions<T> = { orderBy?: keyof T & string; descending?: boolean; limit?: number };
+type FindOptions<T> = {
+  orderBy?: keyof T & string;
+  descending?: boolean;
+  limit?: number;
+  /** The select list, in place of every column of the entity (see leanSelect). */
+  select?: string;
+};
 
 /**
  * One statement in the two forms it can be sent: with $n placeholders (a prepared statement) and with
@@ -55,7 +61,8 @@ function statement<T extends object>(
   where: LeanFilter<T>,
   options: FindOptions<T>,
 ): Statement | null {
-  const { meta, table, columns } = shapeOf(em, entity as EntityName<object>);
+  const { meta, table, columns: every } = shapeOf(em, entity as EntityName<object>);
+  const columns = options.select ?? every;
   const platform = em.getPlatform();
   const column = (name: string) => {
     const field = meta.properties[name as never]?.fieldNames?.[0];
@@ -178,4 +185,100 @@ export async function findManaged<T extends object>(
   options: FindOptions<T> = {},
 ): Promise<T[]> {
   return (await selectRows(em, entity, where, options)).map((row) => em.map(entity, row as never));
+}
+
+/**
+ * Rows of `entity` matching `where`, with a select list of the caller's (`options.select`, which may
+ * name the table to correlate subqueries with it) instead of the entity's columns, each row passed
+ * through `map`. The same statement path as leanFind (prepared, in the request's transaction): for a
+ * read that builds its answer in SQL, e.g. an entity with its children as JSON (see JsonShape).
+ */
+export async function leanSelect<T extends object, R>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  where: LeanFilter<T>,
+  options: FindOptions<T> & { select: string },
+  map: (row: Record<string, unknown>) => R,
+): Promise<R[]> {
+  return (await selectRows(em, entity, where, options)).map(map);
+}
+
+/** The quoted table name of `entity`, to correlate a subquery with the outer row of a leanSelect. */
+export function tableOf<T extends object>(em: EntityManager, entity: EntityName<T>): string {
+  return shapeOf(em, entity as EntityName<object>).table;
+}
+
+/**
+ * An entity's row as JSON built by PostgreSQL, read back as exactly what leanFind gives (property
+ * names, the same JavaScript values, frozen): PostgreSQL sends one JSON text that JSON.parse reads at
+ * once instead of a column at a time through pg's parsers, and a row's children can come with it in
+ * one statement (json_agg in a correlated subquery). The row travels as an array of its values in
+ * property order, not an object: the names would be most of the text.
+ */
+export type JsonShape<T> = {
+  /** `json_build_array(...)` of the row `alias` (a table name or alias, quoted). */
+  object: (alias: string) => string;
+  /** A parsed JSON array of `object` as leanFind's row. */
+  revive: (values: unknown[]) => Readonly<T>;
+};
+
+const jsonShapes = new WeakMap<object, JsonShape<never>>();
+
+/**
+ * The JSON shape of `entity`: JSON columns as they are, numerics and bigints as the text or number
+ * leanFind's converters give, timestamps as ISO text revived as Date. Throws for a property type it does
+ * not know, so a new column type fails its first use, not an answer.
+ */
+export function jsonShape<T extends object>(em: EntityManager, entity: EntityName<T>): JsonShape<T> {
+  const known = jsonShapes.get(entity as object);
+  if (known) return known as JsonShape<T>;
+  const { meta, converters } = shapeOf(em, entity as EntityName<object>);
+  const platform = em.getPlatform();
+  const converted = new Set(converters.map((converter) => converter.name));
+  const props = meta.props.filter((prop) => prop.fieldNames?.length === 1 && prop.persist !== false);
+  const columnType = (prop: (typeof props)[number]) => String(prop.columnTypes?.[0] ?? '').toLowerCase();
+  const parts = props.map((prop): ((alias: string) => string) => {
+    const name = platform.quoteIdentifier(prop.fieldNames[0] as string);
+    const column = columnType(prop);
+    // With a time zone: milliseconds since the epoch, truncated as pg's parser truncates microseconds
+    // (a number JSON.parse reads and Date takes as it is, where parsing ISO text costs).
+    if (column.startsWith('timestamptz') || column.includes('with time zone')) {
+      return (alias) => `floor(extract(epoch from ${alias}.${name}) * 1000)`;
+    }
+    if (column.startsWith('timestamp')) return (alias) => `${alias}.${name}`;
+    if (column.startsWith('numeric') || column.startsWith('decimal')) {
+      if (prop.runtimeType !== 'number') return (alias) => `${alias}.${name}::text`;
+      return (alias) => `${alias}.${name}`;
+    }
+    if ((column === 'bigint' || column === 'int8') && prop.runtimeType !== 'number') {
+      throw new Error(`jsonShape: ${meta.className}.${prop.name} is not a number`);
+    }
+    if (
+      converted.has(prop.name) &&
+      !['json', 'jsonb', 'date', 'bigint', 'int8'].includes(column) &&
+      !column.startsWith('uuid')
+    ) {
+      throw new Error(
+        `jsonShape: ${meta.className}.${prop.name} (${column}) has a conversion it does not know`,
+      );
+    }
+    return (alias) => `${alias}.${name}`;
+  });
+  const names = props.map((prop) => prop.name);
+  const dates = props.map((prop) => columnType(prop).startsWith('timestamp'));
+  // One object literal of the entity's properties, compiled once per entity: every row then has the
+  // same hidden class, built without a keyed store per property. The names are the entity's own.
+  const literal = names.map((name, index) => {
+    const value = `values[${index}]`;
+    return `${JSON.stringify(name)}: ${dates[index] ? `${value} == null ? ${value} : new Date(${value})` : value}`;
+  });
+  const build = new Function('values', `return { ${literal.join(', ')} };`) as (
+    values: unknown[],
+  ) => Record<string, unknown>;
+  const shape: JsonShape<T> = {
+    object: (alias) => `json_build_array(${parts.map((part) => part(alias)).join(', ')})`,
+    revive: (values) => Object.freeze(build(values)) as Readonly<T>,
+  };
+  jsonShapes.set(entity as object, shape as JsonShape<never>);
+  return shape;
 }

@@ -140,20 +140,27 @@ export async function keysetPage<T extends { id: string }>(
   return connection(rows, bounds, sort, () => em.count(entity, where));
 }
 
+/** How a lean page reads its rows: leanFind, or a read with the same filter and options (leanSelect). */
+export type LeanPageRead<T> = (
+  filter: LeanFilter<T>,
+  options: { orderBy: 'id'; descending: boolean; limit: number },
+) => Promise<readonly T[]>;
+
 /**
  * `keysetPage` in creation order for lists that are only read: plain frozen rows (see leanFind), a
- * fraction of the CPU.
+ * fraction of the CPU. `read` replaces leanFind, e.g. to read the page's children in the same statement.
  */
 export async function leanKeysetPage<T extends { id: string }>(
   em: EntityManager,
   entity: EntityName<T>,
   where: LeanFilter<T>,
   args: PageArgs,
+  read: LeanPageRead<T> = (filter, options) => leanFind(em, entity, filter, options),
 ): Promise<Connection<T>> {
   const bounds = pageBounds(args, CREATION_ORDER);
   const id = { $gt: bounds.after?.id, $lt: bounds.before?.id };
   const filter = bounds.after || bounds.before ? { ...where, id } : where;
-  const rows = await leanFind(em, entity, filter as LeanFilter<T>, {
+  const rows = await read(filter as LeanFilter<T>, {
     orderBy: 'id',
     descending: bounds.backward,
     limit: bounds.size + 1,
@@ -162,7 +169,7 @@ export async function leanKeysetPage<T extends { id: string }>(
 }
 
 function connection<T extends { id: string }>(
-  rows: T[],
+  rows: readonly T[],
   bounds: Bounds,
   sort: Sort<T>,
   totalCount: () => Promise<number>,

@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiTokenSchema } from '../../src/auth/api-token.entity.ts';
-import { findManaged, leanFind } from '../../src/db/lean.ts';
+import { findManaged, jsonShape, leanFind, leanSelect, tableOf } from '../../src/db/lean.ts';
 import { ENVIRONMENT_SETTING, inEnvironment } from '../../src/db/tenant-transaction.ts';
 import { CustomerSchema } from '../../src/modules/customer/customer.entity.ts';
 import {
@@ -76,6 +76,33 @@ describe('lean reads', () => {
     expect(lean.length).toBeGreaterThan(0);
     expect(lean).toEqual(managed);
   });
+
+  it.each([
+    ['invoice', InvoiceSchema, () => ({ id: invoiceId })],
+    ['invoice items', InvoiceItemSchema, () => ({ invoiceId })],
+    ['settlements', SettlementSchema, () => ({ invoiceId })],
+    ['customers', CustomerSchema, () => ({ environmentId: env.id })],
+    ['tax codes', TaxCodeSchema, () => ({ environmentId: env.id })],
+  ] as const)(
+    'reads %s as JSON built in SQL with the values leanFind gives',
+    async (_name, entity, where) => {
+      // when the same rows are read by leanFind and as JSON objects PostgreSQL builds (jsonShape)
+      const name = entity as EntityName<object>;
+      const lean = await inEnv((em) => leanFind(em, name, where() as never, { orderBy: 'id' as never }));
+      const json = await inEnv((em) => {
+        const shape = jsonShape(em, name);
+        const select = `${shape.object(tableOf(em, name))} as "row"`;
+        return leanSelect(em, name, where() as never, { orderBy: 'id' as never, select }, (row) =>
+          shape.revive(row.row as unknown[]),
+        );
+      });
+
+      // then they are the same rows: every property, the same types (Date, exact decimal text, numbers), frozen
+      expect(lean.length).toBeGreaterThan(0);
+      expect(json).toStrictEqual(lean);
+      expect(json.every((row) => Object.isFrozen(row))).toBe(true);
+    },
+  );
 
   it('reads array columns, matches null and any of a list, limits', async () => {
     // when the token is looked up as authentication does

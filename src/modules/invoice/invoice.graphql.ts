@@ -1,7 +1,9 @@
+import type { GraphQLResolveInfo } from 'graphql';
 import { builder } from '../../graphql/builder.ts';
 import { describedValues } from '../../graphql/enum-values.ts';
 import { NodeRef, nodeType } from '../../graphql/node.ts';
 import { orderInput } from '../../graphql/ordering.ts';
+import { selectedFields } from '../../graphql/selection.ts';
 import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
 import { BillingAddressRef, CustomerRef } from '../customer/customer.graphql.ts';
 import { customerLoaders } from '../customer/customer.reads.ts';
@@ -15,7 +17,7 @@ import {
   type Settlement,
 } from './invoice.entity.ts';
 import { InvoiceFilter } from './invoice.input.ts';
-import { InvoiceReads, invoiceLoaders } from './invoice.reads.ts';
+import { type InvoicePageParts, InvoiceReads, invoiceLoaders } from './invoice.reads.ts';
 import { amountDue } from './invoice-collection.ts';
 
 export const InvoiceTypeEnum = builder.enumType('InvoiceType', {
@@ -258,6 +260,17 @@ InvoiceRef.implement({
   }),
 });
 
+/** What the invoices of a page are asked for besides their own columns: read with the page (InvoiceReads.list). */
+function pageParts(info: GraphQLResolveInfo): InvoicePageParts {
+  const fields = selectedFields(info, ['edges', 'node']);
+  return {
+    items: fields.has('items'),
+    settlements: fields.has('settlements'),
+    customer: fields.has('liveCustomer'),
+    draftCustomer: fields.has('customer'),
+  };
+}
+
 const InvoiceConnectionRef = builder.connectionObject(
   { type: InvoiceRef, name: 'InvoiceConnection' },
   { name: 'InvoiceEdge' },
@@ -321,11 +334,12 @@ builder.objectField(CustomerRef, 'invoices', (t) =>
           description: 'The sort order; creation order when left out.',
         }),
       },
-      resolve: (customer, { filter, orderBy, ...page }, ctx) =>
+      resolve: (customer, { filter, orderBy, ...page }, ctx, info) =>
         new InvoiceReads(ctx).list(
           { ...filter, customerId: customer.id },
           page,
           InvoiceOrder.toSort(orderBy),
+          pageParts(info),
         ),
     },
     InvoiceConnectionRef,
@@ -362,8 +376,8 @@ builder.queryFields((t) => ({
           description: 'The sort order; creation order when left out.',
         }),
       },
-      resolve: (_root, { filter, orderBy, ...page }, ctx) =>
-        new InvoiceReads(ctx).list(filter ?? {}, page, InvoiceOrder.toSort(orderBy)),
+      resolve: (_root, { filter, orderBy, ...page }, ctx, info) =>
+        new InvoiceReads(ctx).list(filter ?? {}, page, InvoiceOrder.toSort(orderBy), pageParts(info)),
     },
     InvoiceConnectionRef,
   ),

@@ -1,6 +1,7 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import type { LoaderSet, ServiceContext } from '../../context.ts';
 import { today } from '../../dates/calendar.ts';
+import { jsonShape, type LeanFilter, leanSelect, tableOf } from '../../db/lean.ts';
 import { leanById, leanByParent, loadOrNotFound } from '../../db/loaders.ts';
 import {
   type Connection,
@@ -9,6 +10,7 @@ import {
   type PageArgs,
   type Sort,
 } from '../../db/pagination.ts';
+import { CustomerSchema } from '../customer/customer.entity.ts';
 import { customerLoaders } from '../customer/customer.reads.ts';
 import type { InvoiceSeller } from '../seller/seller.entity.ts';
 import { currentSeller, sellerLogo } from '../seller/seller.service.ts';
@@ -31,6 +33,19 @@ export const invoiceLoaders = ((em, environmentId) => ({
   itemsByInvoiceId: leanByParent(em, environmentId, InvoiceItemSchema, 'invoiceId'),
   settlementsByInvoiceId: leanByParent(em, environmentId, SettlementSchema, 'invoiceId'),
 })) satisfies LoaderSet<unknown>;
+
+/**
+ * What a page of invoices will be asked for besides the invoices themselves (a GraphQL selection):
+ * read in the page's statement and handed to the loaders, so resolving them sends no statement more.
+ */
+export type InvoicePageParts = {
+  items?: boolean;
+  settlements?: boolean;
+  /** The live customer of every invoice (`liveCustomer`). */
+  customer?: boolean;
+  /** The live customer of the drafts only (`customer`: a booked invoice shows its snapshot). */
+  draftCustomer?: boolean;
+};
 
 /** An invoice with everything its documents show (contract 2.1). */
 export type InvoiceDocument = {
@@ -124,7 +139,12 @@ export class InvoiceReads {
     return this.ctx.em.findOne(InvoiceSchema, { environmentId: this.ctx.environmentId, handle: number });
   }
 
-  list(filter: InvoiceFilter, page: PageArgs, sort?: Sort<Invoice>): Promise<Connection<Invoice>> {
+  list(
+    filter: InvoiceFilter,
+    page: PageArgs,
+    sort?: Sort<Invoice>,
+    parts: InvoicePageParts = {},
+  ): Promise<Connection<Invoice>> {
     const where = {
       environmentId: this.ctx.environmentId,
       ...(filter.customerId ? { customerId: filter.customerId } : {}),
@@ -142,12 +162,68 @@ export class InvoiceReads {
     };
     const creationOrder = !sort || (sort.field === 'id' && sort.direction === 'asc');
     if (filter.overdue == null && creationOrder)
-      return leanKeysetPage(this.ctx.em, InvoiceSchema, where, page);
+      return leanKeysetPage(this.ctx.em, InvoiceSchema, where, page, this.pageRead(parts));
     // Overdue compares two columns and other orders compare two keys, which the lean reader does not
     // express; the entity query does.
     const conditions: FilterQuery<Invoice>[] = [where as FilterQuery<Invoice>];
     if (filter.overdue != null)
       conditions.push(filter.overdue ? overdueWhere(today()) : notOverdueWhere(today()));
     return keysetPage(this.ctx.em, InvoiceSchema, { $and: conditions }, page, sort);
+  }
+
+  /**
+   * The page's read: the invoices alone (leanFind) or, when `parts` asks for more, one statement that
+   * also brings each invoice's items, settlements and customer as JSON (correlated subqueries, as
+   * PostGraphile reads a page). What it brings primes the request's loaders, so the field resolvers
+   * find it there; the rows are exactly the loaders' own (jsonShape), so every answer stays the same.
+   */
+  private pageRead(parts: InvoicePageParts) {
+    if (!parts.items && !parts.settlements && !parts.customer && !parts.draftCustomer) return undefined;
+    const { em } = this.ctx;
+    const invoice = tableOf(em, InvoiceSchema);
+    const invoiceJson = jsonShape(em, InvoiceSchema);
+    const itemJson = jsonShape(em, InvoiceItemSchema);
+    const settlementJson = jsonShape(em, SettlementSchema);
+    const customerJson = jsonShape(em, CustomerSchema);
+    const children = (table: string, shape: string) =>
+      `(select coalesce(json_agg(${shape} order by "c"."id"), '[]'::json) from ${table} as "c" ` +
+      `where "c"."environment_id" = ${invoice}."environment_id" and "c"."invoice_id" = ${invoice}."id")`;
+    const select = [
+      `${invoiceJson.object(invoice)} as "invoice"`,
+      ...(parts.items
+        ? [`${children(tableOf(em, InvoiceItemSchema), itemJson.object('"c"'))} as "items"`]
+        : []),
+      ...(parts.settlements
+        ? [`${children(tableOf(em, SettlementSchema), settlementJson.object('"c"'))} as "settlements"`]
+        : []),
+      ...(parts.customer || parts.draftCustomer
+        ? [
+            `(select ${customerJson.object('"c"')} from ${tableOf(em, CustomerSchema)} as "c" ` +
+              `where "c"."environment_id" = ${invoice}."environment_id" and "c"."id" = ${invoice}."customer_id"` +
+              `${parts.customer ? '' : ` and ${invoice}."customer_snapshot" is null`}) as "customer"`,
+          ]
+        : []),
+    ].join(', ');
+    const loaders = this.ctx.loaders.of(invoiceLoaders);
+    const customers = this.ctx.loaders.of(customerLoaders);
+    return async (
+      filter: LeanFilter<Invoice>,
+      options: { orderBy: 'id'; descending: boolean; limit: number },
+    ): Promise<Readonly<Invoice>[]> =>
+      leanSelect(em, InvoiceSchema, filter, { ...options, select }, (row) => {
+        const read = invoiceJson.revive(row.invoice as unknown[]);
+        if (parts.items) {
+          const items = (row.items as unknown[][]).map(itemJson.revive);
+          loaders.itemsByInvoiceId.prime(read.id, items);
+        }
+        if (parts.settlements) {
+          const settlements = (row.settlements as unknown[][]).map(settlementJson.revive);
+          loaders.settlementsByInvoiceId.prime(read.id, settlements);
+        }
+        if (row.customer) {
+          customers.byId.prime(read.customerId, customerJson.revive(row.customer as unknown[]));
+        }
+        return read;
+      });
   }
 }
