@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { EnvironmentSchema, type TaxRounding } from '../../auth/environment.entity.ts';
 import type { ServiceContext } from '../../context.ts';
 import { leanFind } from '../../db/lean.ts';
+import { cachedRead } from '../../db/read-cache.ts';
 import { DomainError, type FieldPath } from '../../errors.ts';
 import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
 import { TaxCodeSchema } from '../tax/tax-code.entity.ts';
@@ -19,7 +20,9 @@ export async function taxPolicyOf(
   em: EntityManager,
   customer: Pick<Customer, 'taxExempt'>,
 ): Promise<TaxPolicy> {
-  const environment = await em.findOneOrFail(EnvironmentSchema, { id: ctx.environmentId });
+  const environment = await cachedRead(`environment:${ctx.environmentId}`, () =>
+    em.findOneOrFail(EnvironmentSchema, { id: ctx.environmentId }),
+  );
   return { taxRounding: environment.taxRounding, taxExempt: customer.taxExempt };
 }
 
