@@ -235,7 +235,9 @@ async function measure(customers: number) {
   const started = process.hrtime.bigint();
   const cpuStarted = process.cpuUsage();
   const ctx = createJobContext(orm.em.fork(), environment.id, 'billingRun');
-  const run = await new BillingRunService(ctx).run(asOf, { triggeredBy: 'schedule' });
+  // BENCH_BATCH=1 bills customer by customer (one transaction each), as runs did before batches.
+  const batchSize = process.env.BENCH_BATCH ? Number(process.env.BENCH_BATCH) : undefined;
+  const run = await new BillingRunService(ctx).run(asOf, { triggeredBy: 'schedule', batchSize });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = process.cpuUsage(cpuStarted);
   pg.Client.prototype.query = originalQuery;
@@ -287,6 +289,7 @@ async function measure(customers: number) {
     invoicesPerHour: Math.round((run.invoiceCount / seconds) * 3600),
     msPerInvoice: Number(((seconds * 1000) / run.invoiceCount).toFixed(2)),
     nodeCpuMsPerInvoice: Number(((cpu.user + cpu.system) / 1000 / run.invoiceCount).toFixed(2)),
+    nodeSystemCpuMsPerInvoice: Number((cpu.system / 1000 / run.invoiceCount).toFixed(2)),
     templateTotalInclVat: Number(check.template_total),
     checks: problems.length === 0 ? 'held' : problems,
   };

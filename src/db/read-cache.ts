@@ -28,3 +28,12 @@ export function cachedRead<T>(key: string, load: () => Promise<T>): Promise<T> {
   loading.catch(() => cache.delete(key));
   return loading;
 }
+
+/** Inside `withReadCache`, keeps `value` as the answer of `key` (read with others, in one query). */
+export function keepRead<T>(key: string, value: T): void {
+  storage.getStore()?.set(key, Promise.resolve(value));
+}
+
+/** The key of a customer's row in the cache: the reads of booking and of the tax policy share it. */
+export const customerReadKey = (environmentId: string, customerId: string) =>
+  `customer:${environmentId}:${customerId}`;

@@ -4,9 +4,11 @@ import { RequestLoaders, type ServiceContext } from '../../context.ts';
 import { dateOf } from '../../dates/calendar.ts';
 import type { Period } from '../../dates/periods.ts';
 import { newId } from '../../db/ids.ts';
+import { customerReadKey, keepRead } from '../../db/read-cache.ts';
 import { DomainError } from '../../errors.ts';
 import { Decimal } from '../../money/decimal.ts';
-import { CustomerSchema } from '../customer/customer.entity.ts';
+import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
+import { customerLoaders } from '../customer/customer.reads.ts';
 import { type Invoice, type InvoiceItem, InvoiceItemSchema } from '../invoice/invoice.entity.ts';
 import { type InvoiceItemInput, MAX_LINES_PER_INVOICE } from '../invoice/invoice.input.ts';
 import { InvoiceBookingService } from '../invoice/invoice-booking.service.ts';
@@ -126,6 +128,9 @@ export type BatchWork = {
   released: Set<string>;
   prices: Map<string, Price>;
   products: Map<string, Product>;
+  /** The batch's customers, and the loaders their invoices are made with (customers read at once). */
+  customers: Map<string, Customer>;
+  loaders: RequestLoaders;
   tally: RunTally;
 };
 
@@ -184,6 +189,8 @@ export class CustomerBillingService {
       released: new Set(),
       prices: new Map(),
       products: new Map(),
+      customers: new Map(),
+      loaders: new RequestLoaders(tx, environmentId),
       tally: { invoiceIds: [], periods: 0, renewals: 0, ended: 0 },
     };
     if (customerIds.length === 0) return work;
@@ -246,6 +253,13 @@ export class CustomerBillingService {
     ]);
     for (const price of prices) work.prices.set(price.id, price);
     for (const product of products) work.products.set(product.id, product);
+    // Booking and the tax policy read the customer again, each in a transaction of its own: the batch's
+    // read cache answers them.
+    for (const customer of await tx.find(CustomerSchema, { environmentId, id: { $in: [...customerIds] } })) {
+      work.customers.set(customer.id, customer);
+      keepRead(customerReadKey(environmentId, customer.id), customer);
+    }
+    await work.loaders.of(customerLoaders).byId.loadMany([...customerIds]);
     return work;
   }
 
@@ -515,6 +529,7 @@ export class CustomerBillingService {
       asOf,
       invoiced,
       options.preview ?? false,
+      batch,
     );
     for (const line of prorations) line.invoiceId = invoiceOf.get(line) ?? null;
     if (options.preview || !runId) {
@@ -629,6 +644,7 @@ export class CustomerBillingService {
     asOf: Date,
     lines: Invoiced[],
     preview: boolean,
+    batch?: BatchWork,
   ): Promise<{ invoiceOf: Map<object, string>; created: PreviewInvoice[] }> {
     const invoiceOf = new Map<object, string>();
     const created: PreviewInvoice[] = [];
@@ -636,8 +652,14 @@ export class CustomerBillingService {
     for (const line of lines) byCurrency.set(line.currency, [...(byCurrency.get(line.currency) ?? []), line]);
     if (byCurrency.size === 0) return { invoiceOf, created };
     const { environmentId } = this.ctx;
-    const customer = await tx.findOneOrFail(CustomerSchema, { id: customerId, environmentId });
-    const invoiceCtx = { em: tx, environmentId, loaders: new RequestLoaders(tx, environmentId) };
+    const customer =
+      batch?.customers.get(customerId) ??
+      (await tx.findOneOrFail(CustomerSchema, { id: customerId, environmentId }));
+    const invoiceCtx = {
+      em: tx,
+      environmentId,
+      loaders: batch?.loaders ?? new RequestLoaders(tx, environmentId),
+    };
     const drafts = new InvoiceDraftService(invoiceCtx);
     const booking = new InvoiceBookingService(invoiceCtx);
     for (const [currency, billed] of byCurrency) {
