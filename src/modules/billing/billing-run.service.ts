@@ -198,12 +198,12 @@ export class BillingRunService {
           break;
         }
         const batch = await this.billBatch(runId, asOf, after, clockId, size, options.signal);
-        if (batch.seen.length === 0) break;
         for (const customerId of batch.seen) {
           customersDone += 1;
           await options.onProgress?.({ runId, customerId, customersDone });
         }
         if (batch.stopped) interrupted = true;
+        if (batch.seen.length === 0) break;
         after = batch.seen.at(-1) as string;
       }
       const run = await this.finish(runId, (run) => {
