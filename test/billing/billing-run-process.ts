@@ -1,7 +1,8 @@
 /*
  * A billing run in a process of its own, for the test that kills one part way:
  *   node billing-run-process.ts <database url> <environment id> <asOf> <customers before pausing>
- * It prints "paused" and hangs once that many customers are billed (0: never), until it is killed.
+ * It prints "paused" and hangs once that many customers are billed (0: never), until it is killed. It
+ * bills in batches of that many customers, so the pause falls between two committed batches.
  */
 import { createJobContext } from '../../src/context.ts';
 import { openOrm } from '../../src/db/orm.ts';
@@ -18,6 +19,7 @@ const orm = await openOrm(databaseUrl, { entities, poolMax: 4 });
 const ctx = createJobContext(orm.em.fork(), environmentId, 'billingRun');
 const run = await new BillingRunService(ctx).run(new Date(asOf), {
   triggeredBy: 'schedule',
+  batchSize: Number(pauseAfter) || undefined,
   onProgress: async ({ customersDone }) => {
     if (customersDone !== Number(pauseAfter)) return;
     process.stdout.write('paused\n');

@@ -4,9 +4,11 @@ import { RequestLoaders, type ServiceContext } from '../../context.ts';
 import { dateOf } from '../../dates/calendar.ts';
 import type { Period } from '../../dates/periods.ts';
 import { newId } from '../../db/ids.ts';
+import { customerReadKey, keepRead } from '../../db/read-cache.ts';
 import { DomainError } from '../../errors.ts';
 import { Decimal } from '../../money/decimal.ts';
-import { CustomerSchema } from '../customer/customer.entity.ts';
+import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
+import { customerLoaders } from '../customer/customer.reads.ts';
 import { type Invoice, type InvoiceItem, InvoiceItemSchema } from '../invoice/invoice.entity.ts';
 import { type InvoiceItemInput, MAX_LINES_PER_INVOICE } from '../invoice/invoice.input.ts';
 import { InvoiceBookingService } from '../invoice/invoice-booking.service.ts';
@@ -33,8 +35,10 @@ import {
   termBound,
 } from '../subscription/subscription.cycle.ts';
 import {
+  type ProrationLine,
   ProrationLineSchema,
   type Subscription,
+  type SubscriptionChange,
   SubscriptionChangeSchema,
   type SubscriptionItem,
   SubscriptionItemSchema,
@@ -101,7 +105,63 @@ export type BillOptions = {
   subscriptionId?: string;
   /** Leaves the invoices drafts and the run row alone; the caller rolls everything back. */
   preview?: boolean;
+  /**
+   * The due work of the batch the customer is billed in, read (and locked) for all its customers at
+   * once by `prefetch`; its counts on the run are added to the batch's tally, which the batch writes.
+   */
+  work?: BatchWork;
 };
+
+/** What a run counts, per batch. */
+export type RunTally = { invoiceIds: string[]; periods: number; renewals: number; ended: number };
+
+/**
+ * The due work of a batch of customers, read in one query per table (in the order and with the locks
+ * the customer-by-customer reads take), and the tally of what the batch billed.
+ */
+export type BatchWork = {
+  subscriptions: Map<string, Subscription[]>;
+  items: Map<string, SubscriptionItem[]>;
+  changes: Map<string, SubscriptionChange[]>;
+  prorations: Map<string, ProrationLine[]>;
+  /** The customers with a billed period released by the deletion of its draft. */
+  released: Set<string>;
+  prices: Map<string, Price>;
+  products: Map<string, Product>;
+  /** The batch's customers, and the loaders their invoices are made with (customers read at once). */
+  customers: Map<string, Customer>;
+  loaders: RequestLoaders;
+  tally: RunTally;
+};
+
+/**
+ * Adds what a customer or a batch billed to the run's counters. Counted in SQL, not read back and
+ * rewritten: the run's list of invoices grows with every customer, and reading it into the process for
+ * each one made a run's cost grow with the square of its size.
+ */
+export async function countOnRun(
+  tx: EntityManager,
+  environmentId: string,
+  runId: string,
+  tally: RunTally,
+): Promise<void> {
+  const { invoiceIds, periods, renewals, ended } = tally;
+  if (invoiceIds.length + periods + renewals + ended === 0) return;
+  await tx.execute(
+    `update billing_run set invoice_count = invoice_count + ?,
+       invoice_ids = invoice_ids || string_to_array(?, ',')::uuid[],
+       period_count = period_count + ?, renewal_count = renewal_count + ?, ended_count = ended_count + ?
+     where environment_id = ? and id = ?`,
+    [invoiceIds.length, invoiceIds.join(','), periods, renewals, ended, environmentId, runId],
+  );
+}
+
+/** Appends `value` to the list of `key`. */
+function group<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
 
 /** The invoice lines to be of a billed period or of a proration line: they go on one invoice. */
 type Invoiced = { currency: string; items: InvoiceItemInput[]; key: object; link: ItemLink };
@@ -112,6 +172,95 @@ export class CustomerBillingService {
 
   constructor(ctx: ServiceContext) {
     this.ctx = ctx;
+  }
+
+  /**
+   * Reads and locks the due work of `customerIds` for a batch (see BatchWork): their subscriptions not
+   * ended, their items, scheduled changes, waiting proration lines, the customers with released
+   * periods, and the prices and products all of these name.
+   */
+  async prefetch(tx: EntityManager, customerIds: readonly string[], asOf: Date): Promise<BatchWork> {
+    const { environmentId } = this.ctx;
+    const work: BatchWork = {
+      subscriptions: new Map(),
+      items: new Map(),
+      changes: new Map(),
+      prorations: new Map(),
+      released: new Set(),
+      prices: new Map(),
+      products: new Map(),
+      customers: new Map(),
+      loaders: new RequestLoaders(tx, environmentId),
+      tally: { invoiceIds: [], periods: 0, renewals: 0, ended: 0 },
+    };
+    if (customerIds.length === 0) return work;
+    const subscriptions = await tx.find(
+      SubscriptionSchema,
+      { environmentId, customerId: { $in: [...customerIds] }, status: { $ne: 'ended' } },
+      { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    const customerOf = new Map(
+      subscriptions.map((subscription) => [subscription.id, subscription.customerId]),
+    );
+    for (const subscription of subscriptions)
+      group(work.subscriptions, subscription.customerId, subscription);
+    const subscriptionIds = [...customerOf.keys()];
+    const [items, changes] =
+      subscriptionIds.length > 0
+        ? [
+            await tx.find(
+              SubscriptionItemSchema,
+              { environmentId, subscriptionId: { $in: subscriptionIds } },
+              { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
+            ),
+            await tx.find(
+              SubscriptionChangeSchema,
+              { environmentId, subscriptionId: { $in: subscriptionIds }, status: 'scheduled' },
+              { orderBy: { id: 'asc' } },
+            ),
+          ]
+        : [[], []];
+    for (const item of items) group(work.items, customerOf.get(item.subscriptionId) as string, item);
+    for (const change of changes)
+      group(work.changes, customerOf.get(change.subscriptionId) as string, change);
+    const prorations = await tx.find(
+      ProrationLineSchema,
+      { environmentId, customerId: { $in: [...customerIds] }, invoiceId: null, billFrom: { $lte: asOf } },
+      { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    for (const line of prorations) group(work.prorations, line.customerId, line);
+    const released = await tx.execute<{ customer_id: string }[]>(
+      `select distinct s.customer_id from billed_period b
+       join subscription_item i on i.environment_id = b.environment_id and i.id = b.subscription_item_id
+       join subscription s on s.environment_id = i.environment_id and s.id = i.subscription_id
+       where b.environment_id = ? and s.customer_id in (${customerIds.map(() => '?').join(', ')})
+         and b.invoice_id is null and b.quantity <> 0`,
+      [environmentId, ...customerIds],
+    );
+    for (const row of released) work.released.add(row.customer_id);
+    const priceIds = new Set([
+      ...items.map((item) => item.priceId),
+      ...changes.flatMap((change) => change.priceId ?? []),
+      ...prorations.map((line) => line.priceId),
+    ]);
+    const productIds = new Set([
+      ...items.map((item) => item.productId),
+      ...prorations.map((line) => line.productId),
+    ]);
+    const [prices, products] = await Promise.all([
+      priceIds.size > 0 ? tx.find(PriceSchema, { environmentId, id: { $in: [...priceIds] } }) : [],
+      productIds.size > 0 ? tx.find(ProductSchema, { environmentId, id: { $in: [...productIds] } }) : [],
+    ]);
+    for (const price of prices) work.prices.set(price.id, price);
+    for (const product of products) work.products.set(product.id, product);
+    // Booking and the tax policy read the customer again, each in a transaction of its own: the batch's
+    // read cache answers them.
+    for (const customer of await tx.find(CustomerSchema, { environmentId, id: { $in: [...customerIds] } })) {
+      work.customers.set(customer.id, customer);
+      keepRead(customerReadKey(environmentId, customer.id), customer);
+    }
+    await work.loaders.of(customerLoaders).byId.loadMany([...customerIds]);
+    return work;
   }
 
   /**
@@ -127,48 +276,60 @@ export class CustomerBillingService {
     options: BillOptions = {},
   ): Promise<PreviewInvoice[]> {
     const { environmentId } = this.ctx;
-    const subscriptions = await tx.find(
-      SubscriptionSchema,
-      {
-        environmentId,
-        customerId,
-        status: { $ne: 'ended' },
-        ...(options.subscriptionId ? { id: options.subscriptionId } : {}),
-      },
-      { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
-    );
+    const batch = options.subscriptionId ? undefined : options.work;
+    const subscriptions = batch
+      ? (batch.subscriptions.get(customerId) ?? [])
+      : await tx.find(
+          SubscriptionSchema,
+          {
+            environmentId,
+            customerId,
+            status: { $ne: 'ended' },
+            ...(options.subscriptionId ? { id: options.subscriptionId } : {}),
+          },
+          { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
+        );
     const subscriptionIds = subscriptions.map((subscription) => subscription.id);
-    const items = await tx.find(
-      SubscriptionItemSchema,
-      { environmentId, subscriptionId: { $in: subscriptionIds } },
-      { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
-    );
-    const changes = await tx.find(
-      SubscriptionChangeSchema,
-      { environmentId, subscriptionId: { $in: subscriptionIds }, status: 'scheduled' },
-      { orderBy: { id: 'asc' } },
-    );
-    const prorations = await tx.find(
-      ProrationLineSchema,
-      {
-        environmentId,
-        customerId,
-        invoiceId: null,
-        billFrom: { $lte: asOf },
-        ...(options.subscriptionId ? { subscriptionId: options.subscriptionId } : {}),
-      },
-      { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
-    );
+    const items = batch
+      ? (batch.items.get(customerId) ?? [])
+      : await tx.find(
+          SubscriptionItemSchema,
+          { environmentId, subscriptionId: { $in: subscriptionIds } },
+          { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
+        );
+    const changes = batch
+      ? (batch.changes.get(customerId) ?? [])
+      : await tx.find(
+          SubscriptionChangeSchema,
+          { environmentId, subscriptionId: { $in: subscriptionIds }, status: 'scheduled' },
+          { orderBy: { id: 'asc' } },
+        );
+    const prorations = batch
+      ? (batch.prorations.get(customerId) ?? [])
+      : await tx.find(
+          ProrationLineSchema,
+          {
+            environmentId,
+            customerId,
+            invoiceId: null,
+            billFrom: { $lte: asOf },
+            ...(options.subscriptionId ? { subscriptionId: options.subscriptionId } : {}),
+          },
+          { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
+        );
     // Periods released by the deletion of their draft: recorded as billed, on no invoice, yet not zero
     // (a period of no usage has no line to lose). They are billed again as recorded.
-    const releasedIds = await tx.execute<{ id: string }[]>(
-      `select b.id from billed_period b
+    const releasedIds =
+      batch && !batch.released.has(customerId)
+        ? []
+        : await tx.execute<{ id: string }[]>(
+            `select b.id from billed_period b
        join subscription_item i on i.environment_id = b.environment_id and i.id = b.subscription_item_id
        join subscription s on s.environment_id = i.environment_id and s.id = i.subscription_id
        where b.environment_id = ? and s.customer_id = ? and b.invoice_id is null and b.quantity <> 0
          ${options.subscriptionId ? 'and s.id = ?' : ''}`,
-      [environmentId, customerId, ...(options.subscriptionId ? [options.subscriptionId] : [])],
-    );
+            [environmentId, customerId, ...(options.subscriptionId ? [options.subscriptionId] : [])],
+          );
     const released =
       releasedIds.length > 0
         ? await tx.find(
@@ -208,11 +369,22 @@ export class CustomerBillingService {
     const metricIds = [
       ...new Set(items.flatMap((item) => (item.billableMetricId ? [item.billableMetricId] : []))),
     ];
+    // In a batch, only what the batch's reads did not bring (the items of released periods).
+    const priceMissing = [...new Set(priceIds)].filter((id) => !batch?.prices.has(id));
+    const productMissing = [...new Set(productIds)].filter((id) => !batch?.products.has(id));
     const [prices, products, metrics] = await Promise.all([
-      tx.find(PriceSchema, { environmentId, id: { $in: [...new Set(priceIds)] } }),
-      tx.find(ProductSchema, { environmentId, id: { $in: [...new Set(productIds)] } }),
+      priceMissing.length > 0 || !batch
+        ? tx.find(PriceSchema, { environmentId, id: { $in: priceMissing } })
+        : ([] as Price[]),
+      productMissing.length > 0 || !batch
+        ? tx.find(ProductSchema, { environmentId, id: { $in: productMissing } })
+        : ([] as Product[]),
       metricIds.length > 0 ? tx.find(BillableMetricSchema, { environmentId, id: { $in: metricIds } }) : [],
     ]);
+    if (batch) {
+      prices.push(...priceIds.flatMap((id) => batch.prices.get(id) ?? []));
+      products.push(...productIds.flatMap((id) => batch.products.get(id) ?? []));
+    }
     const metricById = new Map(metrics.map((metric) => [metric.id, metric]));
     const settings = await effectiveMeteringSettings(tx, environmentId);
     const graceMs = settings.gracePeriodHours * 60 * 60 * 1000;
@@ -357,6 +529,7 @@ export class CustomerBillingService {
       asOf,
       invoiced,
       options.preview ?? false,
+      batch,
     );
     for (const line of prorations) line.invoiceId = invoiceOf.get(line) ?? null;
     if (options.preview || !runId) {
@@ -387,19 +560,17 @@ export class CustomerBillingService {
         invoiceId: invoiceOf.get(line) ?? null,
       });
     }
-    // Counted in SQL, not read back and rewritten: the run's list of invoices grows with every customer,
-    // and reading it into the process for each one made a run's cost grow with the square of its size.
     const ids = created.map(({ invoice }) => invoice.id);
     const periods = lines.filter((line) => !line.released).length;
-    if (ids.length + periods + renewals + ended > 0) {
-      await tx.execute(
-        `update billing_run set invoice_count = invoice_count + ?,
-           invoice_ids = invoice_ids || string_to_array(?, ',')::uuid[],
-           period_count = period_count + ?, renewal_count = renewal_count + ?, ended_count = ended_count + ?
-         where environment_id = ? and id = ?`,
-        [ids.length, ids.join(','), periods, renewals, ended, environmentId, runId],
-      );
+    if (batch) {
+      // The batch writes its tally once (countBatch).
+      batch.tally.invoiceIds.push(...ids);
+      batch.tally.periods += periods;
+      batch.tally.renewals += renewals;
+      batch.tally.ended += ended;
+      return created;
     }
+    await countOnRun(tx, environmentId, runId, { invoiceIds: ids, periods, renewals, ended });
     return created;
   }
 
@@ -473,6 +644,7 @@ export class CustomerBillingService {
     asOf: Date,
     lines: Invoiced[],
     preview: boolean,
+    batch?: BatchWork,
   ): Promise<{ invoiceOf: Map<object, string>; created: PreviewInvoice[] }> {
     const invoiceOf = new Map<object, string>();
     const created: PreviewInvoice[] = [];
@@ -480,8 +652,14 @@ export class CustomerBillingService {
     for (const line of lines) byCurrency.set(line.currency, [...(byCurrency.get(line.currency) ?? []), line]);
     if (byCurrency.size === 0) return { invoiceOf, created };
     const { environmentId } = this.ctx;
-    const customer = await tx.findOneOrFail(CustomerSchema, { id: customerId, environmentId });
-    const invoiceCtx = { em: tx, environmentId, loaders: new RequestLoaders(tx, environmentId) };
+    const customer =
+      batch?.customers.get(customerId) ??
+      (await tx.findOneOrFail(CustomerSchema, { id: customerId, environmentId }));
+    const invoiceCtx = {
+      em: tx,
+      environmentId,
+      loaders: batch?.loaders ?? new RequestLoaders(tx, environmentId),
+    };
     const drafts = new InvoiceDraftService(invoiceCtx);
     const booking = new InvoiceBookingService(invoiceCtx);
     for (const [currency, billed] of byCurrency) {

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
+import { withReadCache } from '../../db/read-cache.ts';
 import { inEnvironment } from '../../db/tenant-transaction.ts';
 import { DomainError } from '../../errors.ts';
 import { billingRunsTotal } from '../../metrics.ts';
@@ -10,7 +11,7 @@ import { recordEvent } from '../event/event.service.ts';
 import { SubscriptionSchema } from '../subscription/subscription.entity.ts';
 import { assertBillableMoment } from './billing.clock.ts';
 import { LOCK_TAKEN, withBillingRunLock } from './billing.lock.ts';
-import { CustomerBillingService, type PreviewInvoice } from './billing-customer.service.ts';
+import { CustomerBillingService, countOnRun, type PreviewInvoice } from './billing-customer.service.ts';
 import {
   type BillingRun,
   BillingRunSchema,
@@ -21,8 +22,12 @@ import {
 /** Thrown to roll a preview's savepoint back. */
 class PreviewRollback extends Error {}
 
-/** Customers looked up per query while a run looks for work. */
-const CUSTOMER_BATCH = 100;
+/**
+ * Customers billed per transaction: a batch commits whole, so a run stopped between batches leaves
+ * each customer billed completely or not at all. Its per-environment reads (settings, ledger, seller)
+ * are made once per batch, and its customers' due work is read in one query per table.
+ */
+export const BILLING_BATCH = 100;
 const NO_CUSTOMER = '00000000-0000-0000-0000-000000000000';
 
 export type BillingRunProgress = { runId: string; customerId: string; customersDone: number };
@@ -34,19 +39,36 @@ export type BillingRunOptions = {
    * customers on no clock, who live on real time.
    */
   testClockId?: string;
-  /** Called after each customer's bills are committed. */
+  /** Called for each customer once its batch is committed, in order. */
   onProgress?: (progress: BillingRunProgress) => void | Promise<void>;
-  /** Stops the run between two customers; it then ends as `interrupted`. */
+  /**
+   * Stops the run between two customers; it then ends as `interrupted`. The customers of the batch
+   * under way billed by then are committed.
+   */
   signal?: AbortSignal;
+  /** Customers per transaction (BILLING_BATCH unless given). */
+  batchSize?: number;
 };
+
+/** A customer whose data the run could not bill (a DomainError): its batch is billed again without it. */
+class CustomerFailed extends Error {
+  readonly customerId: string;
+  readonly index: number;
+  constructor(customerId: string, index: number, cause: DomainError) {
+    super(cause.message);
+    this.customerId = customerId;
+    this.index = index;
+  }
+}
 
 /**
  * Billing runs of one environment. A run bills every item period due at `asOf` into one invoice per
- * customer and currency, committing customer by customer: each customer's invoices, the ledger rows
- * of the periods they bill (unique per item and period), the items' next bills, renewals and ends go
- * in one transaction, so a run stopped anywhere leaves every customer billed completely or not at all,
- * and the next run carries on where it stopped. A run asked for through the API is part of its
- * request's one transaction, so there the customers' transactions are savepoints and it commits whole.
+ * customer and currency, committing batch by batch (BILLING_BATCH customers): each customer's
+ * invoices, the ledger rows of the periods they bill (unique per item and period), the items' next
+ * bills, renewals and ends go in its batch's one transaction, so a run stopped anywhere leaves every
+ * customer billed completely or not at all, and the next run carries on where it stopped. A run asked
+ * for through the API is part of its request's one transaction, so there the batches' transactions are
+ * savepoints and it commits whole.
  */
 export class BillingRunService {
   private readonly ctx: ServiceContext;
@@ -169,19 +191,20 @@ export class BillingRunService {
       let after = NO_CUSTOMER;
       let customersDone = 0;
       let interrupted = false;
+      const size = Math.max(1, options.batchSize ?? BILLING_BATCH);
       while (!interrupted) {
-        const customers = await this.customersWithWork(asOf, after, clockId);
-        if (customers.length === 0) break;
-        for (const customerId of customers) {
-          if (options.signal?.aborted) {
-            interrupted = true;
-            break;
-          }
-          await this.billCustomer(runId, customerId, asOf);
+        if (options.signal?.aborted) {
+          interrupted = true;
+          break;
+        }
+        const batch = await this.billBatch(runId, asOf, after, clockId, size, options.signal);
+        for (const customerId of batch.seen) {
           customersDone += 1;
           await options.onProgress?.({ runId, customerId, customersDone });
         }
-        after = customers.at(-1) as string;
+        if (batch.stopped) interrupted = true;
+        if (batch.seen.length === 0) break;
+        after = batch.seen.at(-1) as string;
       }
       const run = await this.finish(runId, (run) => {
         if (interrupted) return 'interrupted';
@@ -255,60 +278,113 @@ export class BillingRunService {
    * end, a proration line waiting or a billed period released by the deletion of its draft: the
    * customers of test clock `clockId`, or, with null, those on no clock.
    */
-  private async customersWithWork(asOf: Date, after: string, clockId: string | null): Promise<string[]> {
-    const rows = await this.transaction((tx) =>
-      tx.execute<{ customer_id: string }[]>(
-        `select customer_id from (
-           select s.customer_id from subscription s
-           where s.environment_id = ? and s.status <> 'ended' and s.customer_id > ?
-             and (s.term_end <= (?::timestamptz at time zone s.timezone)::date or s.cancelled_at <= ? or exists (
-               select 1 from subscription_item i
-               where i.environment_id = s.environment_id and i.subscription_id = s.id and i.bill_at <= ?))
-           union
-           select p.customer_id from proration_line p
-           where p.environment_id = ? and p.customer_id > ? and p.invoice_id is null and p.bill_from <= ?
-           union
-           select s.customer_id from billed_period b
-           join subscription_item i on i.environment_id = b.environment_id and i.id = b.subscription_item_id
-           join subscription s on s.environment_id = i.environment_id and s.id = i.subscription_id
-           where b.environment_id = ? and s.customer_id > ? and b.invoice_id is null and b.quantity <> 0
-         ) work where ${onClock('work.customer_id')} order by customer_id limit ?`,
-        [
-          this.ctx.environmentId,
-          after,
-          asOf,
-          asOf,
-          asOf,
-          this.ctx.environmentId,
-          after,
-          asOf,
-          this.ctx.environmentId,
-          after,
-          this.ctx.environmentId,
-          clockId,
-          CUSTOMER_BATCH,
-        ],
-      ),
+  private async customersWithWork(
+    tx: EntityManager,
+    asOf: Date,
+    after: string,
+    clockId: string | null,
+    limit: number,
+  ): Promise<string[]> {
+    const rows = await tx.execute<{ customer_id: string }[]>(
+      `select customer_id from (
+         select s.customer_id from subscription s
+         where s.environment_id = ? and s.status <> 'ended' and s.customer_id > ?
+           and (s.term_end <= (?::timestamptz at time zone s.timezone)::date or s.cancelled_at <= ? or exists (
+             select 1 from subscription_item i
+             where i.environment_id = s.environment_id and i.subscription_id = s.id and i.bill_at <= ?))
+         union
+         select p.customer_id from proration_line p
+         where p.environment_id = ? and p.customer_id > ? and p.invoice_id is null and p.bill_from <= ?
+         union
+         select s.customer_id from billed_period b
+         join subscription_item i on i.environment_id = b.environment_id and i.id = b.subscription_item_id
+         join subscription s on s.environment_id = i.environment_id and s.id = i.subscription_id
+         where b.environment_id = ? and s.customer_id > ? and b.invoice_id is null and b.quantity <> 0
+       ) work where ${onClock('work.customer_id')} order by customer_id limit ?`,
+      [
+        this.ctx.environmentId,
+        after,
+        asOf,
+        asOf,
+        asOf,
+        this.ctx.environmentId,
+        after,
+        asOf,
+        this.ctx.environmentId,
+        after,
+        this.ctx.environmentId,
+        clockId,
+        limit,
+      ],
     );
     return rows.map((row) => row.customer_id);
   }
 
   /**
-   * Bills one customer in one transaction. A problem the customer's data causes (a price without
-   * pricing in the currency, an amount too large) is recorded on the run and the run goes on.
+   * Bills the next batch of customers with work after `after` in one transaction. A problem a
+   * customer's data causes (a price without pricing in the currency, an amount too large) is recorded
+   * on the run and the customer skipped: the transaction is rolled back and the customers before it
+   * billed again (they bill the same) with the error recorded, and the batch ends there; the next one
+   * starts after the failed customer. No savepoint per customer, so the usual batch pays nothing for
+   * the rare failure. Answers the customers the batch went through (billed or failed) and whether the
+   * signal stopped it part way.
    */
-  private async billCustomer(runId: string, customerId: string, asOf: Date): Promise<void> {
-    try {
-      await this.transaction((tx) => new CustomerBillingService(this.ctx).bill(tx, runId, customerId, asOf));
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error;
-      await this.transaction(async (tx) => {
-        const run = await tx.findOneOrFail(BillingRunSchema, {
-          id: runId,
-          environmentId: this.ctx.environmentId,
-        });
-        run.errors = [...run.errors, { customerId, message: error.message }];
-      });
+  private async billBatch(
+    runId: string,
+    asOf: Date,
+    after: string,
+    clockId: string | null,
+    size: number,
+    signal: AbortSignal | undefined,
+  ): Promise<{ seen: string[]; stopped: boolean }> {
+    let limit = size;
+    const failures = new Map<string, CustomerFailed>();
+    for (;;) {
+      try {
+        return await this.transaction((tx) =>
+          withReadCache(async () => {
+            const customers = await this.customersWithWork(tx, asOf, after, clockId, limit);
+            const billing = new CustomerBillingService(this.ctx);
+            const work = await billing.prefetch(tx, customers, asOf);
+            const seen: string[] = [];
+            const errors: BillingRun['errors'] = [];
+            let stopped = false;
+            for (const [index, customerId] of customers.entries()) {
+              if (signal?.aborted) {
+                stopped = true;
+                break;
+              }
+              const failure = failures.get(customerId);
+              if (failure) {
+                errors.push({ customerId, message: failure.message });
+              } else {
+                try {
+                  await billing.bill(tx, runId, customerId, asOf, { work });
+                } catch (error) {
+                  if (!(error instanceof DomainError)) throw error;
+                  throw new CustomerFailed(customerId, index, error);
+                }
+              }
+              seen.push(customerId);
+            }
+            await countOnRun(tx, this.ctx.environmentId, runId, work.tally);
+            if (errors.length > 0) {
+              const run = await tx.findOneOrFail(BillingRunSchema, {
+                id: runId,
+                environmentId: this.ctx.environmentId,
+              });
+              run.errors = [...run.errors, ...errors];
+            }
+            return { seen, stopped };
+          }),
+        );
+      } catch (error) {
+        if (!(error instanceof CustomerFailed)) throw error;
+        // Again, up to the failed customer: the customers before it, then its error. Each retry ends
+        // before the last, so it stops.
+        failures.set(error.customerId, error);
+        limit = error.index + 1;
+      }
     }
   }
 

@@ -1,5 +1,6 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { ServiceContext } from '../../context.ts';
+import { cachedRead, customerReadKey } from '../../db/read-cache.ts';
 import { DomainError } from '../../errors.ts';
 import { changeInvoiceWithBalance } from '../balance/balance.change.ts';
 import { CreditBalanceService } from '../balance/balance.service.ts';
@@ -37,7 +38,9 @@ export class InvoiceBookingService {
         }
         // A credit note keeps the amounts of the lines it credits.
         if (invoice.type === 'invoice') await retaxForBooking(this.ctx, tx, invoice);
-        const customer = await tx.findOneOrFail(CustomerSchema, { id: invoice.customerId, environmentId });
+        const customer = await cachedRead(customerReadKey(environmentId, invoice.customerId), () =>
+          tx.findOneOrFail(CustomerSchema, { id: invoice.customerId, environmentId }),
+        );
         // Read before the number is taken: the counter row stays locked until the transaction ends.
         const seller = await currentSeller(tx, environmentId);
         invoice.handle = await takeNextHandle(tx, environmentId, invoice.type, invoice.date);

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
 import { dueDateFromTerm, OutsideCalendarError } from '../../dates/calendar.ts';
 import { leanFind } from '../../db/lean.ts';
+import { cachedRead } from '../../db/read-cache.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
 import { BilledPeriodSchema } from '../billing/billing-run.entity.ts';
 import { CustomerService } from '../customer/customer.service.ts';
@@ -289,7 +290,11 @@ export class InvoiceDraftService {
     const { environmentId } = this.ctx;
     const skus = [...new Set(inputs.flatMap((input) => (input.sku ? [input.sku] : [])))];
     const products =
-      skus.length > 0 ? await leanFind(em, ProductSchema, { environmentId, handle: skus }) : [];
+      skus.length > 0
+        ? await cachedRead(`products-by-sku:${environmentId}:${[...skus].sort().join(',')}`, () =>
+            leanFind(em, ProductSchema, { environmentId, handle: skus }),
+          )
+        : [];
     const productBySku = new Map(products.map((product) => [product.handle, product]));
     const drafts = inputs.map((input) => {
       const product = input.sku ? productBySku.get(input.sku) : undefined;
@@ -302,7 +307,11 @@ export class InvoiceDraftService {
     });
     const codes = [...new Set(drafts.flatMap((draft) => (draft.taxCode ? [draft.taxCode] : [])))];
     const taxCodes =
-      codes.length > 0 ? await leanFind(em, TaxCodeSchema, { environmentId, code: codes }) : [];
+      codes.length > 0
+        ? await cachedRead(`tax-codes:${environmentId}:${[...codes].sort().join(',')}`, () =>
+            leanFind(em, TaxCodeSchema, { environmentId, code: codes }),
+          )
+        : [];
     const rateByCode = new Map(taxCodes.map((taxCode) => [taxCode.code, taxCode.rate]));
 
     const invalid: FieldIssue[] = [];

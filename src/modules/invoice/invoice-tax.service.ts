@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { EnvironmentSchema, type TaxRounding } from '../../auth/environment.entity.ts';
 import type { ServiceContext } from '../../context.ts';
 import { leanFind } from '../../db/lean.ts';
+import { cachedRead, customerReadKey } from '../../db/read-cache.ts';
 import { DomainError, type FieldPath } from '../../errors.ts';
 import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
 import { TaxCodeSchema } from '../tax/tax-code.entity.ts';
@@ -19,7 +20,9 @@ export async function taxPolicyOf(
   em: EntityManager,
   customer: Pick<Customer, 'taxExempt'>,
 ): Promise<TaxPolicy> {
-  const environment = await em.findOneOrFail(EnvironmentSchema, { id: ctx.environmentId });
+  const environment = await cachedRead(`environment:${ctx.environmentId}`, () =>
+    em.findOneOrFail(EnvironmentSchema, { id: ctx.environmentId }),
+  );
   return { taxRounding: environment.taxRounding, taxExempt: customer.taxExempt };
 }
 
@@ -59,10 +62,9 @@ export async function currentTaxPolicy(
   tx: EntityManager,
   invoice: Invoice,
 ): Promise<TaxPolicy> {
-  const customer = await tx.findOneOrFail(CustomerSchema, {
-    id: invoice.customerId,
-    environmentId: ctx.environmentId,
-  });
+  const customer = await cachedRead(customerReadKey(ctx.environmentId, invoice.customerId), () =>
+    tx.findOneOrFail(CustomerSchema, { id: invoice.customerId, environmentId: ctx.environmentId }),
+  );
   return taxPolicyOf(ctx, tx, customer);
 }
 

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
 import { today } from '../../dates/calendar.ts';
 import { newId } from '../../db/ids.ts';
+import { cachedRead } from '../../db/read-cache.ts';
 import { DomainError } from '../../errors.ts';
 import type { Refund } from '../balance/balance.entity.ts';
 import { BALANCE_REFERENCE } from '../balance/balance.service.ts';
@@ -55,7 +56,9 @@ export async function takeEntryNumbers(tx: EntityManager, environmentId: string,
 /** Refuses postings to a barred account, naming it. */
 export async function assertOpen(tx: EntityManager, environmentId: string, lines: readonly PostingLine[]) {
   const ids = [...new Set(lines.map((posting) => posting.accountId))];
-  const barred = await tx.find(LedgerAccountSchema, { environmentId, id: { $in: ids }, barred: true });
+  const barred = await cachedRead(`barred-accounts:${environmentId}:${[...ids].sort().join(',')}`, () =>
+    tx.find(LedgerAccountSchema, { environmentId, id: { $in: ids }, barred: true }),
+  );
   const [first] = barred;
   if (first) {
     throw new DomainError(
@@ -144,10 +147,12 @@ async function lineTargets(
   const skus = [...new Set(items.flatMap((item) => (item.sku ? [item.sku] : [])))];
   const bySku = new Map<string, string>();
   if (skus.length > 0) {
-    const rows = await tx.execute<{ handle: string; account_set_id: string }[]>(
-      `select p.handle, s.account_set_id from product p join product_account_set s on s.product_id = p.id
-       where p.environment_id = ? and p.handle in (${skus.map(() => '?').join(', ')})`,
-      [environmentId, ...skus],
+    const rows = await cachedRead(`product-account-sets:${environmentId}:${[...skus].sort().join(',')}`, () =>
+      tx.execute<{ handle: string; account_set_id: string }[]>(
+        `select p.handle, s.account_set_id from product p join product_account_set s on s.product_id = p.id
+         where p.environment_id = ? and p.handle in (${skus.map(() => '?').join(', ')})`,
+        [environmentId, ...skus],
+      ),
     );
     for (const row of rows) bySku.set(row.handle, row.account_set_id);
   }
@@ -159,10 +164,11 @@ async function lineTargets(
   const setIds = new Set([settings.defaultAccountSetId, ...bySku.values()]);
   for (const posted of postedLines) if (posted.accountSetId) setIds.add(posted.accountSetId);
   const sets = new Map<string, AccountSet>(
-    (await tx.find(AccountSetSchema, { environmentId, id: { $in: [...setIds] } })).map((set) => [
-      set.id,
-      set,
-    ]),
+    (
+      await cachedRead(`account-sets:${environmentId}:${[...setIds].sort().join(',')}`, () =>
+        tx.find(AccountSetSchema, { environmentId, id: { $in: [...setIds] } }),
+      )
+    ).map((set) => [set.id, set]),
   );
   const targets = new Map<string, LineTarget>();
   const deferredLines: DeferredLine[] = [];

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../context.ts';
 import { newId } from '../../db/ids.ts';
+import { cachedRead } from '../../db/read-cache.ts';
 import { DomainError, type FieldIssue } from '../../errors.ts';
 import { ProductSchema } from '../product/product.entity.ts';
 import { AccountSetSchema } from './account-set.entity.ts';
@@ -40,10 +41,11 @@ async function defaultAccount(tx: EntityManager, environmentId: string, code: st
  * The environment's ledger settings, made with the default chart the first time anything needs them
  * (a new environment, or one that existed before the ledger did). Runs inside the caller's transaction.
  */
-export async function ensureLedgerSettings(
-  tx: EntityManager,
-  environmentId: string,
-): Promise<LedgerSettings> {
+export function ensureLedgerSettings(tx: EntityManager, environmentId: string): Promise<LedgerSettings> {
+  return cachedRead(`ledger-settings:${environmentId}`, () => loadLedgerSettings(tx, environmentId));
+}
+
+async function loadLedgerSettings(tx: EntityManager, environmentId: string): Promise<LedgerSettings> {
   const found = await tx.findOne(LedgerSettingsSchema, { environmentId });
   if (found) return found;
   // Two first postings of one environment must not both create the chart.

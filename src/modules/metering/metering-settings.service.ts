@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { RequestContext } from '../../context.ts';
 import { newId } from '../../db/ids.ts';
+import { cachedRead } from '../../db/read-cache.ts';
 import { LATE_EVENT_POLICIES, type MeteringSettings, MeteringSettingsSchema } from './metering.entity.ts';
 
 /** Late events adjust the next invoice; arrears usage is billed as soon as its period ends. */
@@ -18,7 +19,9 @@ export async function effectiveMeteringSettings(
   em: EntityManager,
   environmentId: string,
 ): Promise<MeteringSettings> {
-  const stored = await em.findOne(MeteringSettingsSchema, { environmentId });
+  const stored = await cachedRead(`metering-settings:${environmentId}`, () =>
+    em.findOne(MeteringSettingsSchema, { environmentId }),
+  );
   return (
     stored ?? ({ id: '', environmentId, ...DEFAULT_METERING_SETTINGS, updatedAt: null } as MeteringSettings)
   );

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { EnvironmentSchema } from '../../auth/environment.entity.ts';
 import type { ServiceContext } from '../../context.ts';
 import { newId } from '../../db/ids.ts';
+import { cachedRead } from '../../db/read-cache.ts';
 import { DomainError } from '../../errors.ts';
 import { parseInput } from '../../validation.ts';
 import { BILLING_ADDRESS_FIELDS, type BillingAddress } from '../customer/customer.entity.ts';
@@ -21,7 +22,9 @@ export async function effectiveSellerProfile(
   em: EntityManager,
   environmentId: string,
 ): Promise<SellerProfile> {
-  const stored = await em.findOne(SellerProfileSchema, { environmentId });
+  const stored = await cachedRead(`seller-profile:${environmentId}`, () =>
+    em.findOne(SellerProfileSchema, { environmentId }),
+  );
   return stored ?? emptyProfile(environmentId);
 }
 
@@ -53,7 +56,12 @@ function emptyProfile(environmentId: string): SellerProfile {
 export async function currentSeller(em: EntityManager, environmentId: string): Promise<InvoiceSeller> {
   const profile = await effectiveSellerProfile(em, environmentId);
   const legalName =
-    profile.legalName ?? (await em.findOneOrFail(EnvironmentSchema, { id: environmentId })).name;
+    profile.legalName ??
+    (
+      await cachedRead(`environment:${environmentId}`, () =>
+        em.findOneOrFail(EnvironmentSchema, { id: environmentId }),
+      )
+    ).name;
   return {
     legalName,
     address: profile.address ?? null,
