@@ -80,6 +80,8 @@ const BEGUN = { command: 'BEGIN', rowCount: null, rows: [], fields: [] };
  * The statement that sets a transaction's variables, as MikroORM sends it right after BEGIN
  * (`select set_config($1, $2, true), …`): with its values written in, it shares BEGIN's round trip.
  */
+const SET_CONFIG_WRITTEN =
+  /^select set_config\('[^']*', '[^']*', true\)(, set_config\('[^']*', '[^']*', true\))*$/;
 const SET_CONFIG = /^select set_config\(\$1, \$2, true\)(, set_config\(\$\d+, \$\d+, true\))*$/;
 
 async function asRole(
@@ -126,9 +128,13 @@ async function asRole(
 
 /**
  * `text` as a simple query with its values written in, when it is MikroORM's `set_config` of a
- * transaction's variables and every value is a string; otherwise undefined.
+ * transaction's variables (with its values written in already, or every value a string); otherwise
+ * undefined.
  */
 function withValuesWritten(text: string, values: unknown): string | undefined {
+  const noValues = values === undefined || (Array.isArray(values) && values.length === 0);
+  // MikroORM usually writes the values in itself: one statement without values (no `;` in it) as is.
+  if (noValues) return SET_CONFIG_WRITTEN.test(text) && !text.includes(';') ? text : undefined;
   if (!SET_CONFIG.test(text) || !Array.isArray(values)) return undefined;
   if (!values.every((value) => typeof value === 'string')) return undefined;
   const inlined = text.replace(/\$(\d+)/g, (_, n: string) => {
