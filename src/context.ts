@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { setAuditContext } from './audit/audit.context.ts';
 import type { ApiToken } from './auth/api-token.entity.ts';
-import { fenceReplicaReads, inEnvironment } from './db/tenant-transaction.ts';
+import { fenceReplicaReads, inEnvironment, markAtomic } from './db/tenant-transaction.ts';
 
 /** A module's batch loaders for one request, built from the request's EntityManager and environment. */
 export type LoaderSet<T> = (em: EntityManager, environmentId: string) => T;
@@ -71,17 +71,21 @@ export function createJobContext(
 /**
  * Runs one request's database work in its environment's transaction, on a request context whose
  * EntityManager and dataloaders belong to that transaction. `readOnly`: a plain read, which a
- * replica may serve (DATABASE_REPLICA_URLS).
+ * replica may serve (DATABASE_REPLICA_URLS). `atomic`: the request succeeds or fails as a whole (a
+ * REST request), so work directly in its transaction takes no savepoint (markAtomic).
  */
 export function inRequestTransaction<T>(
   ctx: RequestContext,
   work: (ctx: RequestContext) => Promise<T>,
-  options: { readOnly?: boolean } = {},
+  options: { readOnly?: boolean; atomic?: boolean } = {},
 ): Promise<T> {
   return inEnvironment(
     ctx.em,
     ctx.environmentId,
-    (tx) => work(createRequestContext(tx, ctx.environmentId, ctx.token)),
+    (tx) => {
+      if (options.atomic) markAtomic(tx);
+      return work(createRequestContext(tx, ctx.environmentId, ctx.token));
+    },
     options.readOnly ? { tokenId: ctx.token.id } : undefined,
   );
 }

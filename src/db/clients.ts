@@ -24,7 +24,9 @@ export type PoolClientOptions = {
  * `set_config('role', <role>, true)` (as `set local role`, in the same round trip), and a statement
  * sent outside a transaction is wrapped in one that does the same (`begin; set_config(…)`, the
  * statement, `commit`). The role is never set for the session, which a pooler would hand, with
- * the role, to the next client of that server connection.
+ * the role, to the next client of that server connection. The BEGIN itself is answered at once and
+ * sent with the statement after it: when that is MikroORM's `set_config` of the transaction's
+ * variables, BEGIN, role and variables take one round trip instead of two.
  */
 export function poolClient({ namedStatements, role }: PoolClientOptions): typeof DatabaseClient {
   const base = namedStatements
@@ -40,12 +42,18 @@ export function poolClient({ namedStatements, role }: PoolClientOptions): typeof
   class RoleClient extends base {
     /** The last statement sent: the next decides on the connection's state once that one is answered. */
     tail: Promise<unknown> = Promise.resolve();
+    /** A BEGIN answered but not sent yet: it goes out with the statement after it (see asRole). */
+    pendingBegin: string | undefined;
   }
 
   RoleClient.prototype.query = function query(this: RoleClient, config: unknown, ...rest: unknown[]) {
     const send = base.prototype.query as unknown as Send;
     // A Submittable (cursor, stream) goes out as it is; the application sends none.
     if (typeof (config as { submit?: unknown } | null)?.submit === 'function') {
+      // A BEGIN held back for the next statement (see asRole) cannot go out with a cursor: refused, so
+      // that nothing ever runs outside the transaction and its role.
+      if (this.pendingBegin !== undefined)
+        throw new Error('a cursor cannot be the first statement of a transaction');
       return Reflect.apply(send, this, [config, ...rest]);
     }
     const callback = typeof rest.at(-1) === 'function' ? (rest.pop() as Callback) : undefined;
@@ -65,9 +73,36 @@ export function poolClient({ namedStatements, role }: PoolClientOptions): typeof
   return RoleClient;
 }
 
-async function asRole(client: pg.Client, send: Send, setRole: string, args: unknown[]): Promise<unknown> {
+/** What pg answers for a BEGIN (all that Kysely and MikroORM read of it). */
+const BEGUN = { command: 'BEGIN', rowCount: null, rows: [], fields: [] };
+
+/**
+ * The statement that sets a transaction's variables, as MikroORM sends it right after BEGIN
+ * (`select set_config($1, $2, true), …`): with its values written in, it shares BEGIN's round trip.
+ */
+const SET_CONFIG_WRITTEN =
+  /^select set_config\('[^']*', '[^']*', true\)(, set_config\('[^']*', '[^']*', true\))*$/;
+const SET_CONFIG = /^select set_config\(\$1, \$2, true\)(, set_config\(\$\d+, \$\d+, true\))*$/;
+
+async function asRole(
+  client: pg.Client & { pendingBegin: string | undefined },
+  send: Send,
+  setRole: string,
+  args: unknown[],
+): Promise<unknown> {
   const [config, values] = args;
   const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
+  const begin = client.pendingBegin;
+  if (begin !== undefined) {
+    client.pendingBegin = undefined;
+    const inlined = typeof text === 'string' ? withValuesWritten(text, values) : undefined;
+    if (inlined !== undefined) {
+      // BEGIN, the role and the transaction's variables in one simple query: one round trip, not two.
+      const results = await send(`${begin}; ${setRole}; ${inlined}`).catch(abandon(client, send));
+      return Array.isArray(results) ? results.at(-1) : results;
+    }
+    await send(`${begin}; ${setRole}`).catch(abandon(client, send));
+  }
   const status = client.getTransactionStatus();
   // In a transaction (T) or a failed one (E), the transaction's BEGIN already set the role.
   if (status === 'T' || status === 'E' || typeof text !== 'string' || TRANSACTION_END.test(text)) {
@@ -75,9 +110,10 @@ async function asRole(client: pg.Client, send: Send, setRole: string, args: unkn
   }
   const hasValues = Array.isArray(values) && values.length > 0;
   if (BEGIN.test(text) && !hasValues && typeof config === 'string') {
-    // Without values the text goes out as a simple query, so both statements share one round trip.
-    const results = await send(`${text.trim().replace(/;$/, '')}; ${setRole}`).catch(abandon(client, send));
-    return Array.isArray(results) ? results[0] : results;
+    // Answered at once and sent with the next statement, which follows at once (the transaction's
+    // variables, or its first statement); both then share one round trip with the role.
+    client.pendingBegin = text.trim().replace(/;$/, '');
+    return BEGUN;
   }
   await send(`begin; ${setRole}`).catch(abandon(client, send));
   try {
@@ -88,6 +124,24 @@ async function asRole(client: pg.Client, send: Send, setRole: string, args: unkn
     if (client.getTransactionStatus() !== 'I') await send('rollback').catch(() => {});
     throw error;
   }
+}
+
+/**
+ * `text` as a simple query with its values written in, when it is MikroORM's `set_config` of a
+ * transaction's variables (with its values written in already, or every value a string); otherwise
+ * undefined.
+ */
+function withValuesWritten(text: string, values: unknown): string | undefined {
+  const noValues = values === undefined || (Array.isArray(values) && values.length === 0);
+  // MikroORM usually writes the values in itself: one statement without values (no `;` in it) as is.
+  if (noValues) return SET_CONFIG_WRITTEN.test(text) && !text.includes(';') ? text : undefined;
+  if (!SET_CONFIG.test(text) || !Array.isArray(values)) return undefined;
+  if (!values.every((value) => typeof value === 'string')) return undefined;
+  const inlined = text.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = values[Number(n) - 1];
+    return typeof value === 'string' ? pg.escapeLiteral(value) : '$';
+  });
+  return inlined.includes('$') ? undefined : inlined;
 }
 
 /**

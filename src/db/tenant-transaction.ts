@@ -128,6 +128,42 @@ export async function fenceReplicaReads(em: EntityManager, tokenId: string): Pro
   );
 }
 
+/** The transactions of requests that are one atomic unit (a REST request): see markAtomic. */
+const atomicTransactions = new WeakSet<object>();
+
+/**
+ * Declares the transaction `em` works in (one `inEnvironment` opened) atomic: any failure inside it
+ * fails the whole request, which then rolls back, and nothing goes on after a failed statement. Work
+ * directly in it then needs no savepoint of its own (see inAtomicTransaction). A REST request is such a
+ * unit; a GraphQL request is not (each mutation field commits or fails on its own).
+ */
+export function markAtomic(em: EntityManager): void {
+  const trx = em.getTransactionContext();
+  if (trx) atomicTransactions.add(trx);
+}
+
+/** True when `em` works directly in a transaction marked atomic (not in a savepoint inside it). */
+export function inAtomicTransaction(em: EntityManager): boolean {
+  const trx = em.getTransactionContext();
+  return trx !== undefined && atomicTransactions.has(trx);
+}
+
+/**
+ * Runs `work`, which only adds or changes entities (it reads nothing a fresh identity map would read
+ * otherwise), and flushes what it did in one go: in its own nested transaction (a savepoint) as a rule,
+ * but directly on `em`, without a savepoint, in an atomic request's transaction, where a failure fails
+ * the whole request anyway.
+ */
+export async function writeTogether<T>(
+  em: EntityManager,
+  work: (em: EntityManager) => Promise<T>,
+): Promise<T> {
+  if (!inAtomicTransaction(em)) return em.transactional((tx) => work(tx as EntityManager), { clear: true });
+  const result = await work(em);
+  await em.flush();
+  return result;
+}
+
 /** Makes the transaction `inEnvironment` opened with `em` roll back when its work returns. */
 export function markRollbackOnly(em: EntityManager): void {
   rollbackOnly.add(em);

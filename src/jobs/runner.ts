@@ -34,9 +34,16 @@ export type JobSettings = {
 
 /**
  * A module's interest in events: `task` gets a job `{ eventId, environmentId, type }` for each event
- * of `types` once that event's transaction commits.
+ * of `types` once that event's transaction commits. With `wants`, only when `wants` answers true for
+ * the event (asked when the event is handed out): a cheap look whether the task would have anything to
+ * do, so that an event nobody listens to costs no job. It must answer true whenever the task, run at
+ * that moment, would do anything.
  */
-export type EventListener = { task: string; types: readonly string[] | 'all' };
+export type EventListener = {
+  task: string;
+  types: readonly string[] | 'all';
+  wants?: (event: PublishedEvent, orm: MikroORM) => Promise<boolean>;
+};
 
 /** What an event listener's job carries. */
 export type PublishedEvent = { eventId: string; environmentId: string; type: string };

@@ -194,7 +194,8 @@ export class RestRouter {
               ? new IdempotencyService(tx).run(key, requestFingerprint(`POST ${instance}`, body), replayable)
               : { ...(await respond(tx)), replayed: false },
           ),
-        { readOnly },
+        // A REST request is one atomic unit: any failure answers an error and rolls all of it back.
+        { readOnly, atomic: true },
       ).finally(async () => {
         if (!readOnly) await afterWrite(ctx, this.logFenceFailure);
       });

@@ -9,8 +9,8 @@ export const EVENT_PUBLISHED_TASK = 'event-published';
 
 /**
  * Deletes events past their retention (a periodic task, idempotent itself), and hands each event to
- * the listeners of its type: one job each, added in one statement, so a listener that fails is
- * retried alone and never repeats another's work.
+ * the listeners of its type that want it: one job each, added in one statement, so a listener that
+ * fails is retried alone and never repeats another's work.
  */
 export function eventTasks({ orm, logger, settings, eventListeners }: JobDependencies): Record<string, Task> {
   return {
@@ -20,9 +20,13 @@ export function eventTasks({ orm, logger, settings, eventListeners }: JobDepende
     },
     [EVENT_PUBLISHED_TASK]: async (payload, helpers) => {
       const event = payload as PublishedEvent;
-      const jobs = eventListeners
-        .filter(({ types }) => types === 'all' || types.includes(event.type))
-        .map(({ task }) => ({ identifier: task, payload: event, jobKey: `${task}:${event.eventId}` }));
+      const jobs = [];
+      for (const { task, types, wants } of eventListeners) {
+        if (types !== 'all' && !types.includes(event.type)) continue;
+        // A listener with nothing to do for this event gets no job (a job costs several statements).
+        if (wants && !(await wants(event, orm))) continue;
+        jobs.push({ identifier: task, payload: event, jobKey: `${task}:${event.eventId}` });
+      }
       if (jobs.length > 0) await helpers.addJobs(jobs);
     },
   };

@@ -3,6 +3,7 @@ import type { ServiceContext } from '../../context.ts';
 import { dueDateFromTerm, OutsideCalendarError } from '../../dates/calendar.ts';
 import { leanFind } from '../../db/lean.ts';
 import { cachedRead } from '../../db/read-cache.ts';
+import { writeTogether } from '../../db/tenant-transaction.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
 import { BilledPeriodSchema } from '../billing/billing-run.entity.ts';
 import { CustomerService } from '../customer/customer.service.ts';
@@ -16,14 +17,7 @@ import {
   type LineAmounts,
   settlementStatus,
 } from './invoice.arithmetic.ts';
-import {
-  assertDraft,
-  changeInvoice,
-  customerSummary,
-  type ItemFields,
-  invoiceTransaction,
-  totalsOf,
-} from './invoice.change.ts';
+import { assertDraft, changeInvoice, customerSummary, type ItemFields, totalsOf } from './invoice.change.ts';
 import { type Invoice, type InvoiceItem, InvoiceItemSchema, InvoiceSchema } from './invoice.entity.ts';
 import {
   type InvoiceCreateInput,
@@ -99,7 +93,8 @@ export class InvoiceDraftService {
     const policy = await taxPolicyOf(this.ctx, em, customer);
     applyTaxPolicy(items, policy, ['items']);
     const totals = totalsOf(items, ['items']);
-    const created = await invoiceTransaction(this.ctx, async (tx) => {
+    // Only writes: in a REST request's transaction they need no savepoint (writeTogether).
+    const created = await writeTogether(em, async (tx) => {
       const invoice = tx.create(InvoiceSchema, {
         environmentId,
         type: 'invoice',

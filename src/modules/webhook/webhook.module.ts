@@ -1,6 +1,6 @@
 import './webhook.graphql.ts';
 import type { BillingModule } from '../module.ts';
-import { WEBHOOK_FAN_OUT_TASK } from './webhook.dispatcher.ts';
+import { endpointListens, WEBHOOK_FAN_OUT_TASK } from './webhook.dispatcher.ts';
 import {
   WebhookDeliveryAttemptSchema,
   WebhookDeliverySchema,
@@ -13,5 +13,6 @@ export const webhookModule: BillingModule = {
   entities: [WebhookEndpointSchema, WebhookDeliverySchema, WebhookDeliveryAttemptSchema],
   routes: [],
   tasks: webhookTasks,
-  eventListeners: [{ task: WEBHOOK_FAN_OUT_TASK, types: 'all' }],
+  // An event no enabled endpoint of its environment wants fans out to nothing: it gets no fan-out job.
+  eventListeners: [{ task: WEBHOOK_FAN_OUT_TASK, types: 'all', wants: endpointListens }],
 };
