@@ -71,9 +71,15 @@ describe('the cost gate', () => {
     const { gate, app } = gated(5000);
     unlock = await lockInvoices();
     const done: string[] = [];
-    const first = send(app, HEAVY).then((response) => (done.push('first'), response));
+    const first = send(app, HEAVY).then((response) => {
+      done.push('first');
+      return response;
+    });
     await until(() => gate.costInFlight > 0, 'the first query executes');
-    const second = send(app, HEAVY).then((response) => (done.push('second'), response));
+    const second = send(app, HEAVY).then((response) => {
+      done.push('second');
+      return response;
+    });
     await until(() => gate.waiting === 1, 'the second query waits');
     const inFlight = gate.costInFlight;
     expect(inFlight).toBeGreaterThan(FREE_QUERY_COST);
