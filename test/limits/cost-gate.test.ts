@@ -145,4 +145,25 @@ describe('the cost gate', () => {
     expect((await first).status).toBe(200);
     expect([gate.costInFlight, gate.waiting]).toEqual([0, 0]);
   });
+
+  it('lets costly operations run side by side while the heap is small, one at a time while it is large', async () => {
+    const cost = FREE_QUERY_COST + 1;
+    const endsAt = Date.now() + 1000;
+    const roomy = new CostGate(10 * cost, Number.POSITIVE_INFINITY);
+    const [a, b] = await Promise.all([roomy.enter(cost, endsAt), roomy.enter(cost, endsAt)]);
+    expect(roomy.costInFlight).toBe(2 * cost);
+    a?.();
+    b?.();
+
+    // A heap bound of one byte: the heap in use is always over it.
+    const tight = new CostGate(10 * cost, 1);
+    const first = await tight.enter(cost, endsAt);
+    const second = tight.enter(cost, endsAt);
+    expect([tight.costInFlight, tight.waiting]).toEqual([cost, 1]);
+    // A cheap one passes regardless.
+    expect(await tight.enter(FREE_QUERY_COST, endsAt)).toBeTypeOf('function');
+    first?.();
+    (await second)?.();
+    expect([tight.costInFlight, tight.waiting, roomy.costInFlight]).toEqual([0, 0, 0]);
+  });
 });
