@@ -12,12 +12,11 @@ export type ExecutionLimits = { timeoutMs: number; maxResponseBytes: number };
 export const MAX_QUERY_COST = 2_500_000;
 
 /**
- * The defaults of GRAPHQL_INFLIGHT_COST and GRAPHQL_INFLIGHT_HEAP_MB (src/limits/cost-gate.ts): two
- * of the costliest documents at once; and a heap in use above which a costly operation waits for
- * those in flight (well above what the invoice pages of ordinary data take together).
+ * The default of GRAPHQL_INFLIGHT_COST, the total query cost of the GraphQL operations executing at
+ * once (src/limits/cost-gate.ts): two of the heaviest pages the response-size limit lets through
+ * (3 × 18 invoices of 1,000 lines, cost about 450,000), or one of any costlier document.
  */
-export const DEFAULT_INFLIGHT_COST = 2 * MAX_QUERY_COST;
-export const DEFAULT_INFLIGHT_HEAP_MB = 120;
+export const DEFAULT_INFLIGHT_COST = 1_000_000;
 
 /** The defaults of the per-request limits on execution time and response size. */
 export const EXECUTION_LIMITS: ExecutionLimits = { timeoutMs: 10_000, maxResponseBytes: 10 * 1024 * 1024 };
@@ -141,11 +140,6 @@ const ConfigSchema = z.object({
    * most 10,000 never waits. It bounds the memory heavy queries take together.
    */
   GRAPHQL_INFLIGHT_COST: z.coerce.number().int().min(1).default(DEFAULT_INFLIGHT_COST),
-  /**
-   * While the JavaScript heap in use exceeds this (MiB), a costly operation (over 10,000) waits until
-   * the costly ones in flight end; 0: no such bound.
-   */
-  GRAPHQL_INFLIGHT_HEAP_MB: z.coerce.number().int().min(0).default(DEFAULT_INFLIGHT_HEAP_MB),
   /**
    * Query cost units one API token earns per second (0: no budget). Operations costing more than
    * FREE_QUERY_COST spend them; a token that has spent its burst waits (429) until it has earned the

@@ -7,7 +7,6 @@ import { openDatabase } from './db/database.ts';
 import { assertAppRole, migrate, type Orm, openOrm } from './db/orm.ts';
 import { loadTrustedDocuments } from './graphql/trusted-documents.ts';
 import { startWorker } from './jobs/worker.ts';
-import { CostGate } from './limits/cost-gate.ts';
 import { createLogger } from './logger.ts';
 import { endEventFeeds } from './modules/event/event.feed.ts';
 import { entities } from './modules/registry.ts';
@@ -96,10 +95,7 @@ const server = createServer(
       : undefined,
     authFailureLimit,
     executionLimits: { timeoutMs: config.EXECUTION_TIMEOUT_MS, maxResponseBytes: config.MAX_RESPONSE_BYTES },
-    maxCostInFlight: new CostGate(
-      config.GRAPHQL_INFLIGHT_COST,
-      config.GRAPHQL_INFLIGHT_HEAP_MB > 0 ? config.GRAPHQL_INFLIGHT_HEAP_MB * 2 ** 20 : undefined,
-    ),
+    maxCostInFlight: config.GRAPHQL_INFLIGHT_COST,
     allowPrivateWebhookTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
   }),
 );

@@ -1,4 +1,3 @@
-import { getHeapStatistics } from 'node:v8';
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { FREE_QUERY_COST } from './cost-budget.ts';
@@ -10,23 +9,20 @@ export const SERVER_BUSY_RETRY_AFTER_SECONDS = 2;
 type Waiter = { cost: number; admit: () => void };
 
 /**
- * A process-wide bound on the GraphQL operations executing at once. The memory of an execution grows
- * with what it reads and answers, which its query cost bounds from above: an operation costing at
- * most FREE_QUERY_COST passes at once (a counter compare). A costlier one runs, in arrival order,
- * when nothing else costly is in flight, or when the cost in flight plus its own fits `capacity` and
- * the JavaScript heap in use is under `heapBytes`. The cost is a worst case (a page of 50 invoices is
- * priced as if each had 1,000 lines), so the heap in use says whether the costly operations in flight
- * are heavy in fact. It waits at most until its request's deadline.
+ * A process-wide bound on the query cost of the GraphQL operations executing at once: the memory of
+ * an execution grows with what it reads and answers, which its cost bounds. An operation costing at
+ * most FREE_QUERY_COST passes at once (a counter compare). A costlier one runs when the cost in
+ * flight plus its own fits `capacity` (or nothing else is in flight: one larger than the capacity
+ * runs alone), in arrival order; it waits at most until its request's deadline.
  */
 export class CostGate {
   private inFlight = 0;
   private readonly queue: Waiter[] = [];
-  readonly capacity: number;
-  readonly heapBytes: number;
 
-  constructor(capacity: number, heapBytes = Number.POSITIVE_INFINITY) {
+  readonly capacity: number;
+
+  constructor(capacity: number) {
     this.capacity = capacity;
-    this.heapBytes = heapBytes;
   }
 
   /** The cost of the operations executing now (for tests and metrics). */
@@ -74,9 +70,7 @@ export class CostGate {
   }
 
   private fits(cost: number): boolean {
-    if (this.inFlight === 0) return true;
-    if (this.inFlight + cost > this.capacity) return false;
-    return this.heapBytes === Number.POSITIVE_INFINITY || getHeapStatistics().used_heap_size < this.heapBytes;
+    return this.inFlight === 0 || this.inFlight + cost <= this.capacity;
   }
 
   private take(cost: number): () => void {
