@@ -449,7 +449,7 @@ async function main(): Promise<void> {
                 (m.postgresCpuMsPerRequest === null
                   ? ''
                   : ` (PostgreSQL ${m.postgresCpuMsPerRequest.toFixed(2)})`) +
-                `  RSS peak ${m.rssPeak.toFixed(0)} MiB`,
+                `  RSS peak ${m.rssPeak.toFixed(0)} MiB, end ${m.rssEnd.toFixed(0)} MiB`,
             );
           }
           result.rounds.push({ order, measured });

@@ -3,7 +3,7 @@ import { Response } from '@whatwg-node/fetch';
 import { createYoga, useReadinessCheck } from 'graphql-yoga';
 import { authenticate } from './auth/authenticate.ts';
 import type { TokenCache } from './auth/token-cache.ts';
-import { EXECUTION_LIMITS, type ExecutionLimits } from './config.ts';
+import { DEFAULT_INFLIGHT_COST, EXECUTION_LIMITS, type ExecutionLimits } from './config.ts';
 import type { RequestContext } from './context.ts';
 import { asGraphQLRefusal, maskError } from './graphql/errors.ts';
 import { GRAPHIQL_ASSET_PATHS, useGraphiQL } from './graphql/graphiql.ts';
@@ -17,6 +17,7 @@ import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
 import { ClientAddressLimiter, clientAddress } from './limits/client-address-limit.ts';
 import { useCorsAllowlist } from './limits/cors.ts';
 import { type CostBudgetOptions, costBudgetSpentResponse, QueryCostBudget } from './limits/cost-budget.ts';
+import { CostGate, costGatePlugins } from './limits/cost-gate.ts';
 import { graphqlLimitPlugins } from './limits/graphql-limits.ts';
 import { RateLimiter, type RateLimitOptions } from './limits/rate-limit.ts';
 import type { Logger } from './logger.ts';
@@ -55,6 +56,11 @@ export type AppOptions = {
   authFailureLimit?: RateLimitOptions;
   /** How long a request may execute and how large a GraphQL response may be (EXECUTION_LIMITS by default). */
   executionLimits?: ExecutionLimits;
+  /**
+   * The total query cost of the GraphQL operations executing at once (GRAPHQL_INFLIGHT_COST), or the
+   * gate itself (tests read it); DEFAULT_INFLIGHT_COST when absent.
+   */
+  maxCostInFlight?: number | CostGate;
   /** The only GraphQL operations /graphql runs (GRAPHQL_TRUSTED_DOCUMENTS); any when absent. */
   trustedDocuments?: TrustedDocuments;
   /** Routes served besides the documented ones (tests exercise the REST machinery through them). */
@@ -77,6 +83,7 @@ export function createApp({
   corsOrigins = [],
   authFailureLimit,
   executionLimits = EXECUTION_LIMITS,
+  maxCostInFlight = DEFAULT_INFLIGHT_COST,
   extraRoutes = [],
   allowPrivateWebhookTargets = false,
   trustedDocuments,
@@ -86,6 +93,10 @@ export function createApp({
   const rateLimiter = rateLimit && new RateLimiter(rateLimit, orm);
   const costBudget = costBudgetOptions && new QueryCostBudget(costBudgetOptions);
   const addressLimiter = authFailureLimit && new ClientAddressLimiter(authFailureLimit);
+  const gate = costGatePlugins(
+    maxCostInFlight instanceof CostGate ? maxCostInFlight : new CostGate(maxCostInFlight),
+    executionLimits.timeoutMs,
+  );
   observeDatabasePool(() => orm.em.getConnection().getNativeClient());
 
   /**
@@ -144,9 +155,12 @@ export function createApp({
       useCompiledQueries(),
       useAuditOperation(),
       useIdempotentMutations(),
+      // The cost gate around the execution (track) and around all that wraps it (admit): see cost-gate.ts.
+      gate.track,
       useTenantTransaction(executionLimits.timeoutMs, (error) =>
         logger.error({ err: error }, 'could not record a write for read-your-writes on replicas'),
       ),
+      gate.admit,
       {
         async onRequest({ request, url, serverContext, endResponse }) {
           try {

@@ -11,6 +11,13 @@ export type ExecutionLimits = { timeoutMs: number; maxResponseBytes: number };
  */
 export const MAX_QUERY_COST = 2_500_000;
 
+/**
+ * The default of GRAPHQL_INFLIGHT_COST, the total query cost of the GraphQL operations executing at
+ * once (src/limits/cost-gate.ts): two of the heaviest pages the response-size limit lets through
+ * (3 × 18 invoices of 1,000 lines, cost about 450,000), or one of any costlier document.
+ */
+export const DEFAULT_INFLIGHT_COST = 1_000_000;
+
 /** The defaults of the per-request limits on execution time and response size. */
 export const EXECUTION_LIMITS: ExecutionLimits = { timeoutMs: 10_000, maxResponseBytes: 10 * 1024 * 1024 };
 
@@ -127,6 +134,12 @@ const ConfigSchema = z.object({
   EXECUTION_TIMEOUT_MS: z.coerce.number().int().min(1).default(EXECUTION_LIMITS.timeoutMs),
   /** The largest GraphQL response sent; a larger one is answered RESPONSE_TOO_LARGE. */
   MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).default(EXECUTION_LIMITS.maxResponseBytes),
+  /**
+   * The total query cost of the GraphQL operations executing at once in this process: a costlier
+   * operation waits for its turn (SERVER_BUSY, 503, when its deadline passes first); one costing at
+   * most 10,000 never waits. It bounds the memory heavy queries take together.
+   */
+  GRAPHQL_INFLIGHT_COST: z.coerce.number().int().min(1).default(DEFAULT_INFLIGHT_COST),
   /**
    * Query cost units one API token earns per second (0: no budget). Operations costing more than
    * FREE_QUERY_COST spend them; a token that has spent its burst waits (429) until it has earned the

@@ -95,6 +95,7 @@ const server = createServer(
       : undefined,
     authFailureLimit,
     executionLimits: { timeoutMs: config.EXECUTION_TIMEOUT_MS, maxResponseBytes: config.MAX_RESPONSE_BYTES },
+    maxCostInFlight: config.GRAPHQL_INFLIGHT_COST,
     allowPrivateWebhookTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
   }),
 );

@@ -9,15 +9,12 @@ import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
 import { afterWrite, inRequestTransaction } from '../context.ts';
 import { markRollbackOnly } from '../db/tenant-transaction.ts';
-import { withinDeadline } from '../limits/deadline.ts';
+import { type Deadline, requestDeadline, withinDeadline } from '../limits/deadline.ts';
 import { type RootField, splitMutation } from './mutation-fields.ts';
 
 type Context = RequestContext & YogaInitialContext;
 
 type Execute = (args: ExecutionArgs) => Promise<ExecutionResult>;
-
-/** The request's execution limit: its length, and when it ends. */
-type Deadline = { timeoutMs: number; endsAt: number };
 
 /**
  * Runs `execute` in the environment's transaction, with a context whose EntityManager is that
@@ -91,8 +88,12 @@ export function useTenantTransaction(
     onExecute({ executeFn, setExecuteFn }) {
       const execute = executeFn as Execute;
       setExecuteFn((executeArgs) => {
-        // One limit for the whole request: the fields of a mutation share it.
-        const deadline = { timeoutMs, endsAt: Date.now() + timeoutMs };
+        // One limit for the whole request: the fields of a mutation share it, and it started when the
+        // request began to wait for its turn at the cost gate, if it waited.
+        const deadline = requestDeadline(
+          (executeArgs.contextValue as Partial<YogaInitialContext> | undefined)?.request,
+          timeoutMs,
+        );
         const fields = splitMutation(executeArgs);
         if (!fields) {
           // Only a query is a plain read (a replica may serve it).

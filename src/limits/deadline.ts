@@ -30,3 +30,20 @@ export async function withinDeadline<T>(
     clearTimeout(timer);
   }
 }
+
+/** A request's execution limit: its length, and when it ends. */
+export type Deadline = { timeoutMs: number; endsAt: number };
+
+const deadlines = new WeakMap<object, Deadline>();
+
+/**
+ * The deadline of the request `key` (its Request): it starts the first time it is asked for, when
+ * the request first waits or executes, so a wait for its turn (the cost gate) counts against it.
+ */
+export function requestDeadline(key: object | undefined, timeoutMs: number): Deadline {
+  const existing = key && deadlines.get(key);
+  if (existing) return existing;
+  const deadline = { timeoutMs, endsAt: Date.now() + timeoutMs };
+  if (key) deadlines.set(key, deadline);
+  return deadline;
+}

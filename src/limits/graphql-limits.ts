@@ -5,6 +5,7 @@ import { EXECUTION_LIMITS, type ExecutionLimits, MAX_QUERY_COST } from '../confi
 import type { RequestContext } from '../context.ts';
 import { assertUtf8, BODY_ERROR_CODES, BodyError, readBodyBytes } from '../http/body.ts';
 import type { QueryCostBudget } from './cost-budget.ts';
+import { recordOperationCost } from './cost-gate.ts';
 import { priceQuery } from './query-cost.ts';
 
 /**
@@ -69,6 +70,8 @@ function useQueryCost(maxCost: number, budget: QueryCostBudget | undefined): Plu
         maxCost,
       );
       if (errors.length > 0) return setResultAndStopExecution({ errors });
+      // The cost gate (registered last) weighs the operation by it.
+      recordOperationCost(context.request, cost);
       if (!budget || !context.em || !context.token || !context.request) return;
       const charge = await budget.charge(context.em, context.token.id, context.request, cost);
       if (charge.admitted) return;

@@ -1,0 +1,181 @@
+import type { ExecutionArgs, ExecutionResult } from 'graphql';
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { FREE_QUERY_COST } from './cost-budget.ts';
+import { requestDeadline } from './deadline.ts';
+
+/** Seconds a client refused SERVER_BUSY is told to wait: the heavy work ahead of it takes a few. */
+export const SERVER_BUSY_RETRY_AFTER_SECONDS = 2;
+
+type Waiter = { cost: number; admit: () => void };
+
+/**
+ * A process-wide bound on the query cost of the GraphQL operations executing at once: the memory of
+ * an execution grows with what it reads and answers, which its cost bounds. An operation costing at
+ * most FREE_QUERY_COST passes at once (a counter compare). A costlier one runs when the cost in
+ * flight plus its own fits `capacity` (or nothing else is in flight: one larger than the capacity
+ * runs alone), in arrival order; it waits at most until its request's deadline.
+ */
+export class CostGate {
+  private inFlight = 0;
+  private readonly queue: Waiter[] = [];
+
+  readonly capacity: number;
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+  }
+
+  /** The cost of the operations executing now (for tests and metrics). */
+  get costInFlight(): number {
+    return this.inFlight;
+  }
+
+  /** How many operations wait for their turn. */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  /**
+   * Waits for `cost` to fit, until `endsAt` (epoch ms) or `signal` aborts. Resolves to the release
+   * function (idempotent), or null when the operation could not get in.
+   */
+  async enter(cost: number, endsAt: number, signal?: AbortSignal): Promise<(() => void) | null> {
+    if (cost <= FREE_QUERY_COST) return () => {};
+    if (this.queue.length === 0 && this.fits(cost)) return this.take(cost);
+    if (signal?.aborted || endsAt <= Date.now()) return null;
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const leave = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', leave);
+        const index = this.queue.indexOf(waiter);
+        if (index < 0) return;
+        this.queue.splice(index, 1);
+        resolve(null);
+        // The operations behind it may fit now.
+        this.admitWaiting();
+      };
+      const waiter: Waiter = {
+        cost,
+        admit: () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', leave);
+          resolve(this.take(cost));
+        },
+      };
+      this.queue.push(waiter);
+      timer = setTimeout(leave, endsAt - Date.now());
+      signal?.addEventListener('abort', leave, { once: true });
+    });
+  }
+
+  private fits(cost: number): boolean {
+    return this.inFlight === 0 || this.inFlight + cost <= this.capacity;
+  }
+
+  private take(cost: number): () => void {
+    this.inFlight += cost;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.inFlight -= cost;
+      this.admitWaiting();
+    };
+  }
+
+  /** Admits the waiting operations at the head of the queue that fit, in order. */
+  private admitWaiting(): void {
+    for (let head = this.queue[0]; head && this.fits(head.cost); head = this.queue[0]) {
+      this.queue.shift();
+      head.admit();
+    }
+  }
+}
+
+type Execute = (args: ExecutionArgs) => Promise<ExecutionResult>;
+
+/** The cost each request's operation was priced at (useQueryCost), for the gate. */
+const operationCosts = new WeakMap<Request, number>();
+
+export function recordOperationCost(request: Request | undefined, cost: number): void {
+  if (request) operationCosts.set(request, cost);
+}
+
+/** What the gate keeps of an admitted request: executions still running after its answer (a timeout). */
+type Admission = { running: number; answered: boolean; release: () => void };
+
+const requestOf = (args: ExecutionArgs) => (args.contextValue as { request?: Request } | undefined)?.request;
+
+function busy(cost: number, capacity: number) {
+  return {
+    errors: [
+      createGraphQLError(
+        `The server is busy with other large queries and this one (cost ${cost}) could not start before its deadline. Retry in ${SERVER_BUSY_RETRY_AFTER_SECONDS} s, or ask for smaller pages or fewer fields.`,
+        {
+          extensions: {
+            code: 'SERVER_BUSY',
+            cost,
+            maxCostInFlight: capacity,
+            retryAfter: SERVER_BUSY_RETRY_AFTER_SECONDS,
+            http: { status: 503, headers: { 'retry-after': String(SERVER_BUSY_RETRY_AFTER_SECONDS) } },
+          },
+        },
+      ),
+    ],
+  };
+}
+
+/**
+ * The gate as two Yoga plugins. `admit` must be registered after every plugin that wraps execution
+ * (the tenant transaction last), so it wraps them all: an operation waits before any transaction is
+ * opened, and leaves when its answer is ready. `track` must be registered just before the tenant
+ * transaction, so it wraps the execution itself: an execution the deadline answered TIMEOUT still
+ * runs (and holds its memory) until it finds its transaction gone, and keeps its cost in the gate
+ * until then.
+ */
+export function costGatePlugins(gate: CostGate, timeoutMs: number): { admit: Plugin; track: Plugin } {
+  const admissions = new WeakMap<Request, Admission>();
+  const settle = (admission: Admission) => {
+    if (admission.answered && admission.running === 0) admission.release();
+  };
+  return {
+    track: {
+      onExecute({ executeFn, setExecuteFn }) {
+        const execute = executeFn as Execute;
+        setExecuteFn(async (args: ExecutionArgs) => {
+          const request = requestOf(args);
+          const admission = request && admissions.get(request);
+          if (!admission) return execute(args);
+          admission.running++;
+          try {
+            return await execute(args);
+          } finally {
+            admission.running--;
+            settle(admission);
+          }
+        });
+      },
+    },
+    admit: {
+      onExecute({ executeFn, setExecuteFn }) {
+        const execute = executeFn as Execute;
+        setExecuteFn(async (args: ExecutionArgs) => {
+          const request = requestOf(args);
+          const cost = (request && operationCosts.get(request)) ?? 0;
+          if (!request || cost <= FREE_QUERY_COST) return execute(args);
+          const release = await gate.enter(cost, requestDeadline(request, timeoutMs).endsAt, request.signal);
+          if (!release) return busy(cost, gate.capacity);
+          const admission: Admission = { running: 0, answered: false, release };
+          admissions.set(request, admission);
+          try {
+            return await execute(args);
+          } finally {
+            admission.answered = true;
+            settle(admission);
+          }
+        });
+      },
+    },
+  };
+}
