@@ -20,6 +20,7 @@ import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, openOrm } from '../src/db/orm.ts';
 import { entities } from '../src/modules/registry.ts';
 import { type Child, startChild, startFlags, stopChild } from './child.ts';
+import { drainJobQueue } from './load.ts';
 import { scenarios } from './scenarios.ts';
 import { seed } from './seed.ts';
 
@@ -64,18 +65,6 @@ async function jobsDone(client: pg.Client): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
-async function drain(client: pg.Client, timeoutMs = 120_000): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    const { rows } = await client.query<{ due: number }>(
-      'select count(*)::int as due from graphile_worker._private_jobs where run_at <= now() and attempts < max_attempts',
-    );
-    const due = rows[0]?.due ?? 0;
-    if (due === 0 || Date.now() - started > timeoutMs) return due;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'billing-split-'));
   await chmod(dataDir, 0o755);
@@ -104,7 +93,7 @@ async function main(): Promise<void> {
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     const worker = process.env.JOB_WORKER !== 'false';
-    if (worker) await drain(client);
+    if (worker) await drainJobQueue(client);
     const list = scenarios(data).filter((s) => !s.graphql && (!ONLY || s.name.includes(ONLY)));
     process.stdout.write(
       `load average ${os
@@ -127,13 +116,13 @@ async function main(): Promise<void> {
           ),
         );
       await load(300); // warm-up
-      if (worker) await drain(client);
+      if (worker) await drainJobQueue(client);
       await client.query('checkpoint');
       const jobs0 = await jobsDone(client);
       const before = await snapshot(pid, postmaster);
       const result = await load(REQUESTS);
       const during = await snapshot(pid, postmaster);
-      const left = worker ? await drain(client) : 0;
+      const left = worker ? await drainJobQueue(client) : 0;
       const after = await snapshot(pid, postmaster);
       const jobs = (await jobsDone(client)) - jobs0;
       const ok = result.statusCodeStats?.[`${scenario.status}`]?.count ?? 0;

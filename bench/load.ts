@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
+import type pg from 'pg';
 import type { Scenario } from './scenarios.ts';
 
 export type LoadOptions = {
@@ -190,4 +191,20 @@ async function residentMemoryOrNull(pid: number): Promise<number | null> {
     // No /proc (macOS): ask ps.
   }
   return residentMemory(pid).catch(() => null);
+}
+
+/**
+ * Waits until the server's job worker has nothing due (jobs due later, such as retries or the schedule's
+ * next run, are not waited for), or `timeoutMs` has passed; answers how many were still due.
+ */
+export async function drainJobQueue(client: pg.Client, timeoutMs = 120_000): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const { rows } = await client.query<{ due: number }>(
+      'select count(*)::int as due from graphile_worker._private_jobs where run_at <= now() and attempts < max_attempts',
+    );
+    const due = rows[0]?.due ?? 0;
+    if (due === 0 || Date.now() - started > timeoutMs) return due;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

@@ -38,7 +38,7 @@ import { MAX_LINES_PER_INVOICE } from '../src/modules/invoice/invoice.input.ts';
 import { entities } from '../src/modules/registry.ts';
 import { Baseline, createBaselineServer } from './baseline-server.ts';
 import { type Child, startChild, startFlags, stopChild } from './child.ts';
-import { measure } from './load.ts';
+import { drainJobQueue, measure } from './load.ts';
 import { checkSameAnswers, peerScenario, postgraphilePeers } from './postgraphile.ts';
 import { startPostgraphile } from './postgraphile-server.ts';
 import { type BenchReport, renderReport, type ScenarioResult, type Side, targets } from './report.ts';
@@ -246,16 +246,8 @@ async function settle(databaseUrl: string): Promise<void> {
 async function drainJobs(databaseUrl: string, timeoutMs = 120_000): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
-  const started = Date.now();
   try {
-    for (;;) {
-      const { rows } = await client.query<{ due: number }>(
-        'select count(*)::int as due from graphile_worker._private_jobs where run_at <= now() and attempts < max_attempts',
-      );
-      const due = rows[0]?.due ?? 0;
-      if (due === 0 || Date.now() - started > timeoutMs) return due;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    return await drainJobQueue(client, timeoutMs);
   } finally {
     await client.end();
   }
