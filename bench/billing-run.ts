@@ -13,6 +13,7 @@ import { AccessService } from '../src/auth/access.service.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, openOrm } from '../src/db/orm.ts';
 import { entities } from '../src/modules/registry.ts';
+import { createdId, graphqlCaller } from './graphql-client.ts';
 
 const customers = Number(process.argv[2] ?? 500);
 const dataDir = await mkdtemp(path.join(tmpdir(), 'billing-bench-'));
@@ -27,27 +28,8 @@ try {
   const environment = await access.createEnvironment('Bench');
   const { secret } = await access.createToken([environment.id]);
   const app = createApp({ orm, logger: pino({ level: 'silent' }) });
-  type Data = Record<string, Record<string, { id: string } & Record<string, number>>>;
-  const graphql = async (query: string, variables: Record<string, unknown>): Promise<Data> => {
-    const response = await app.fetch('http://bench/graphql', {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${secret}`,
-        'x-environment': environment.id,
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await response.json()) as { data: Data; errors?: unknown[] };
-    if (body.errors) throw new Error(JSON.stringify(body.errors));
-    return body.data;
-  };
-  const created = (data: Data, field: string, key: string) => {
-    const object = data[field]?.[key];
-    if (!object) throw new Error(`${field} returned no ${key}`);
-    return object.id;
-  };
-  const product = created(
+  const graphql = graphqlCaller(app, environment.id, secret);
+  const product = createdId(
     await graphql(
       'mutation { productCreate(input: { name: "Seats", handle: "seats" }) { product { id } } }',
       {},
@@ -56,7 +38,7 @@ try {
     'product',
   );
   const price = async (method: string) =>
-    created(
+    createdId(
       await graphql(
         `mutation ($method: BillingMethod!) { priceCreate(input: { name: "Seat", termUnit: month, termCount: 1,
           purchase: recurring, priceModel: fee, method: $method, pricing: { eur: { amount: 1000 } } }) { price { id } } }`,
@@ -67,7 +49,7 @@ try {
     );
   const [advance, arrears] = [await price('advance'), await price('arrears')];
   for (let n = 0; n < customers; n += 1) {
-    const customerId = created(
+    const customerId = createdId(
       await graphql(
         'mutation { customerCreate(input: { name: "Customer", currency: "EUR" }) { customer { id } } }',
         {},

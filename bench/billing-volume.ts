@@ -24,6 +24,7 @@ import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, openOrm } from '../src/db/orm.ts';
 import { BillingRunService } from '../src/modules/billing/billing-run.service.ts';
 import { entities } from '../src/modules/registry.ts';
+import { createdId, graphqlCaller } from './graphql-client.ts';
 
 const sizes = (process.argv[2] ?? '1000,10000,100000').split(',').map(Number);
 const asOf = new Date('2026-03-01T00:00:00Z');
@@ -34,8 +35,6 @@ const owner = await openOrm(database.url, { entities, poolMax: 1, owner: true })
 const orm = await openOrm(database.url, { entities, poolMax: 10 });
 const sql = new pg.Client({ connectionString: database.url });
 await sql.connect();
-
-type Data = Record<string, Record<string, { id: string } & Record<string, unknown>>>;
 
 /** A time-ordered (v7) UUID made in SQL from a millisecond timestamp, as the application's ids are. */
 await sql.query(`create function pg_temp.bench_uuid7(ms bigint) returns uuid language sql as $$
@@ -73,32 +72,14 @@ async function measure(customers: number) {
   const environment = await access.createEnvironment(`Bench ${customers}`);
   const { secret } = await access.createToken([environment.id]);
   const app = createApp({ orm, logger: pino({ level: 'silent' }) });
-  const graphql = async (query: string, variables: Record<string, unknown> = {}): Promise<Data> => {
-    const response = await app.fetch('http://bench/graphql', {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${secret}`,
-        'x-environment': environment.id,
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await response.json()) as { data: Data; errors?: unknown[] };
-    if (body.errors) throw new Error(JSON.stringify(body.errors));
-    return body.data;
-  };
-  const created = (data: Data, field: string, key: string) => {
-    const object = data[field]?.[key];
-    if (!object) throw new Error(`${field} returned no ${key}: ${JSON.stringify(data)}`);
-    return object.id;
-  };
-  const product = created(
+  const graphql = graphqlCaller(app, environment.id, secret);
+  const product = createdId(
     await graphql('mutation { productCreate(input: { name: "Seats", handle: "seats" }) { product { id } } }'),
     'productCreate',
     'product',
   );
   const price = async (method: string) =>
-    created(
+    createdId(
       await graphql(
         `mutation ($method: BillingMethod!) { priceCreate(input: { name: "Seat", termUnit: month, termCount: 1,
           purchase: recurring, priceModel: fee, method: $method, pricing: { eur: { amount: 1000 } } }) { price { id } } }`,
@@ -108,14 +89,14 @@ async function measure(customers: number) {
       'price',
     );
   const [advance, arrears] = [await price('advance'), await price('arrears')];
-  const customerId = created(
+  const customerId = createdId(
     await graphql(
       'mutation { customerCreate(input: { name: "Customer", currency: "EUR" }) { customer { id } } }',
     ),
     'customerCreate',
     'customer',
   );
-  const subscriptionId = created(
+  const subscriptionId = createdId(
     await graphql(
       `mutation ($input: SubscriptionCreateInput!) { subscriptionCreate(input: $input) { subscription { id } userErrors { message } } }`,
       {

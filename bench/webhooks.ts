@@ -24,6 +24,7 @@ import { inEnvironment } from '../src/db/tenant-transaction.ts';
 import { startWorker } from '../src/jobs/worker.ts';
 import { recordEvent } from '../src/modules/event/event.service.ts';
 import { entities } from '../src/modules/registry.ts';
+import { graphqlCaller } from './graphql-client.ts';
 
 const events = Number(process.argv[2] ?? 1000);
 const concurrency = Number(process.argv[3] ?? 4);
@@ -74,20 +75,7 @@ try {
   const environment = await access.createEnvironment('Bench');
   const { secret } = await access.createToken([environment.id]);
   const app = createApp({ orm, logger, allowPrivateWebhookTargets: true });
-  const graphql = async (query: string, variables: Record<string, unknown> = {}) => {
-    const response = await app.fetch('http://bench/graphql', {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${secret}`,
-        'x-environment': environment.id,
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({ query, variables }),
-    });
-    const json = (await response.json()) as { data?: Record<string, unknown>; errors?: unknown[] };
-    if (json.errors) throw new Error(JSON.stringify(json.errors));
-    return json.data;
-  };
+  const graphql = graphqlCaller(app, environment.id, secret);
   await graphql(
     `mutation ($input: WebhookEndpointCreateInput!) { webhookEndpointCreate(input: $input) { userErrors { message } } }`,
     { input: { url: receiverUrl } },
