@@ -29,6 +29,8 @@ export type Measurement = {
   cpuMsPerRequest: number | null;
   /** CPU time PostgreSQL spent per request (all its processes), where the OS tells it. */
   postgresCpuMsPerRequest: number | null;
+  /** The same for a streaming replica's PostgreSQL, when one was named (Processes.replica). */
+  replicaCpuMsPerRequest: number | null;
   /** The server's resident memory in MiB: the largest sample during warm-up and load, and at the end. */
   rssPeak: number;
   rssEnd: number;
@@ -71,6 +73,7 @@ function run(url: string, scenario: Scenario, connections: number, seconds: numb
           errors: result.errors + result.timeouts + (result.requests.total - expected) + graphqlErrors,
           cpuMsPerRequest: null,
           postgresCpuMsPerRequest: null,
+          replicaCpuMsPerRequest: null,
           rssPeak: 0,
           rssEnd: 0,
         });
@@ -79,8 +82,11 @@ function run(url: string, scenario: Scenario, connections: number, seconds: numb
   });
 }
 
-/** The processes whose CPU time a measurement records: the server, and PostgreSQL's postmaster. */
-export type Processes = { server: number; postgres: number | null };
+/**
+ * The processes whose CPU time a measurement records: the server, and PostgreSQL's postmaster (and a
+ * streaming replica's, if any).
+ */
+export type Processes = { server: number; postgres: number | null; replica?: number | null };
 
 /** How often the server's RSS is sampled during a measurement. */
 const RSS_SAMPLE_MS = 200;
@@ -107,11 +113,17 @@ export async function measure(
     if (options.warmupSeconds > 0)
       await run(url, scenario, options.connections, options.warmupSeconds, perConnection && 1);
     await options.quiesce?.();
-    const before = await Promise.all([cpuOf(processes.server), postgresCpu(processes.postgres)]);
+    const cpus = () =>
+      Promise.all([
+        cpuOf(processes.server),
+        postgresCpu(processes.postgres),
+        postgresCpu(processes.replica ?? null),
+      ]);
+    const before = await cpus();
     const measured = await run(url, scenario, options.connections, options.seconds, perConnection);
     await options.quiesce?.();
-    const after = await Promise.all([cpuOf(processes.server), postgresCpu(processes.postgres)]);
-    const perRequest = (index: 0 | 1) => {
+    const after = await cpus();
+    const perRequest = (index: 0 | 1 | 2) => {
       const [start, end] = [before[index], after[index]];
       return start === null || end === null || measured.requests === 0
         ? null
@@ -124,6 +136,7 @@ export async function measure(
       ...measured,
       cpuMsPerRequest: perRequest(0),
       postgresCpuMsPerRequest: perRequest(1),
+      replicaCpuMsPerRequest: perRequest(2),
       rssPeak: Math.max(rssPeak, rssEnd),
       rssEnd,
     };

@@ -61,9 +61,9 @@ export function median(values: number[]): number {
 }
 
 /** A figure over the rounds: its median, lowest and highest. */
-type Spread = { median: number; min: number; max: number } | null;
+export type Spread = { median: number; min: number; max: number } | null;
 
-function spread(values: (number | null | undefined)[]): Spread {
+export function spread(values: (number | null | undefined)[]): Spread {
   const known = values.filter((value): value is number => value !== null && value !== undefined);
   if (known.length === 0 || known.some((value) => !Number.isFinite(value))) return null;
   return { median: median(known), min: Math.min(...known), max: Math.max(...known) };
@@ -104,7 +104,7 @@ const times = (ratio: number) => `${ratio.toFixed(2)}x`;
 const signedPercent = (ratio: number) => `${ratio >= 0 ? '+' : ''}${(ratio * 100).toFixed(1)} %`;
 
 /** `median (min–max)`, or a dash where the side was not measured. */
-function show(value: Spread, format: (value: number) => string = fixed): string {
+export function show(value: Spread, format: (value: number) => string = fixed): string {
   if (!value) return '–';
   return value.min === value.max
     ? format(value.median)

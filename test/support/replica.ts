@@ -21,6 +21,9 @@ export type PrimaryWithReplica = {
   replicaAdminUrl: string;
   /** Runs SQL on the replica as the superuser (pg_wal_replay_pause, ...). */
   replicaAdminQuery: <R = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<R[]>;
+  /** The postmasters' process ids (a benchmark reads their CPU time and their children's). */
+  primaryPid: number;
+  replicaPid: number;
   /** Waits until the replica has replayed everything the primary had written when called. */
   caughtUp: (timeoutMs?: number) => Promise<void>;
   stop: () => Promise<void>;
@@ -161,8 +164,11 @@ export async function startPrimaryWithReplica(): Promise<PrimaryWithReplica> {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     };
+    const [primaryPid] = (await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n');
     return {
       primaryUrl,
+      primaryPid: Number(primaryPid),
+      replicaPid: replica.pid as number,
       replicaUrl: replicaAdminUrl,
       replicaAdminUrl,
       replicaAdminQuery: (sql, params) => query(replicaAdminUrl, sql, params),
