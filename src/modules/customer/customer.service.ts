@@ -31,6 +31,29 @@ export type CustomerFilter = {
 const emptyAddress = (): BillingAddress =>
   Object.fromEntries(BILLING_ADDRESS_FIELDS.map((field) => [field, null])) as BillingAddress;
 
+/** As CustomerService.toBill, for a customer read already (null: none of this environment has the id). */
+export function billable(
+  customer: Customer | null,
+  currency: string | null | undefined,
+): { customer: Customer; currency: string } {
+  if (!customer) {
+    throw DomainError.onField(
+      'INVALID_REFERENCE',
+      ['customerId'],
+      'no customer of this environment has this id',
+    );
+  }
+  const billedIn = currency ?? customer.currency;
+  if (!billedIn) {
+    throw DomainError.onField(
+      'INVALID_REFERENCE',
+      ['currency'],
+      'is required: the customer has no preferred currency to fall back to',
+    );
+  }
+  return { customer, currency: billedIn };
+}
+
 /** Customers of one environment: the rules both the GraphQL and the REST face go through. */
 export class CustomerService {
   private readonly ctx: ServiceContext;
@@ -51,23 +74,7 @@ export class CustomerService {
     customerId: string,
     currency: string | null | undefined,
   ): Promise<{ customer: Customer; currency: string }> {
-    const customer = await this.ctx.loaders.of(customerLoaders).byId.load(customerId);
-    if (!customer) {
-      throw DomainError.onField(
-        'INVALID_REFERENCE',
-        ['customerId'],
-        'no customer of this environment has this id',
-      );
-    }
-    const billedIn = currency ?? customer.currency;
-    if (!billedIn) {
-      throw DomainError.onField(
-        'INVALID_REFERENCE',
-        ['currency'],
-        'is required: the customer has no preferred currency to fall back to',
-      );
-    }
-    return { customer, currency: billedIn };
+    return billable(await this.ctx.loaders.of(customerLoaders).byId.load(customerId), currency);
   }
 
   /** The customer whose handle this is, or null when the environment has none. */

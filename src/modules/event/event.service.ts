@@ -73,6 +73,7 @@ export async function writeChange(
   const parts: WritePart[] = [];
   const audits: AuditedChange[] = [];
   for (const { entity, rows } of change.created ?? []) {
+    if (rows.length === 0) continue;
     parts.push(insertRows(em, nameOf(entity), rows));
     if (!isAudited(entity)) continue;
     for (const row of rows) {
