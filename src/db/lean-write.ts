@@ -109,7 +109,7 @@ const PREPARED_MAX_PARAMS = 256;
 /**
  * Sends the parts as one statement (each but the last as a data-modifying CTE; PostgreSQL checks the
  * references between them at the statement's end, so a parent and its children go together) in `em`'s
- * transaction. As flushOrFail: a violated constraint becomes the domain error `errors` names, and outside
+ * transaction (one of its own outside any). As flushOrFail: a violated constraint becomes the domain error `errors` names, and outside
  * an atomic request's transaction the statement runs in a savepoint so that it fails alone.
  */
 export async function writeParts(
@@ -117,7 +117,10 @@ export async function writeParts(
   parts: readonly WritePart[],
   errors: ConstraintErrors = {},
 ): Promise<void> {
-  if (!em.isInTransaction()) throw new Error('a lean write runs in the request’s transaction');
+  // Outside a transaction (a script's service call), one of its own, as a flush would open.
+  if (!em.isInTransaction()) {
+    return em.transactional((tx) => writeParts(tx as EntityManager, parts, errors));
+  }
   const params: unknown[] = [];
   const texts = parts.map((part) => part(params));
   const last = texts.pop();
