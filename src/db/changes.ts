@@ -12,13 +12,24 @@ export function applyChanges<T extends object>(
   row: T,
   changes: { [K in keyof T]?: T[K] | undefined },
 ): boolean {
-  let changed = false;
+  return Object.keys(changedFields(row, changes)).length > 0;
+}
+
+/**
+ * As applyChanges, and answers what it set: each changed property with its new value (empty when
+ * nothing changed), the `set` of a lean update (writeChange).
+ */
+export function changedFields<T extends object>(
+  row: T,
+  changes: { [K in keyof T]?: T[K] | undefined },
+): Partial<T> {
+  const set: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(changes)) {
     if (value === undefined) continue;
     const current = (row as Record<string, unknown>)[key];
     if (isDeepStrictEqual(stored(current), stored(value))) continue;
     Object.assign(row, { [key]: value });
-    changed = true;
+    set[key] = value;
   }
-  return changed;
+  return set as Partial<T>;
 }

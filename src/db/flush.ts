@@ -16,7 +16,7 @@ export type ConstraintErrors = { unique?: () => DomainError; foreignKey?: () => 
  * whole, so there is nothing to keep usable (two statements fewer a write).
  */
 export async function flushOrFail(em: EntityManager, errors: ConstraintErrors): Promise<void> {
-  const savepoint = em.isInTransaction() && !inAtomicTransaction(em);
+  const savepoint = needsSavepoint(em);
   try {
     if (savepoint) await em.execute('savepoint flush_or_fail', [], 'run');
     await em.flush();
@@ -25,14 +25,35 @@ export async function flushOrFail(em: EntityManager, errors: ConstraintErrors): 
     // When even the rollback fails (the connection is gone), the original error is the one to report.
     if (savepoint)
       await em.execute('rollback to savepoint flush_or_fail', [], 'run').catch(() => Promise.reject(error));
-    const mapped =
-      error instanceof UniqueConstraintViolationException
-        ? errors.unique?.()
-        : error instanceof ForeignKeyConstraintViolationException
-          ? errors.foreignKey?.()
-          : undefined;
+    const mapped = constraintError(error, errors);
     if (!mapped) throw error;
     em.clear();
     throw mapped;
   }
+}
+
+/**
+ * Whether a write on `em` must take a savepoint to fail alone: inside a transaction that is not an
+ * atomic request's (see flushOrFail).
+ */
+export function needsSavepoint(em: EntityManager): boolean {
+  return em.isInTransaction() && !inAtomicTransaction(em);
+}
+
+/** SQLSTATEs of the violations ConstraintErrors names, for errors that come from pg as they are. */
+const UNIQUE_VIOLATION = '23505';
+const FOREIGN_KEY_VIOLATION = '23503';
+
+/**
+ * The domain error `errors` names for a violated constraint, whether MikroORM converted the database's
+ * error (a flush) or it comes as pg raised it (a lean write); undefined for any other error.
+ */
+export function constraintError(error: unknown, errors: ConstraintErrors): DomainError | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (error instanceof UniqueConstraintViolationException || code === UNIQUE_VIOLATION)
+    return errors.unique?.();
+  if (error instanceof ForeignKeyConstraintViolationException || code === FOREIGN_KEY_VIOLATION) {
+    return errors.foreignKey?.();
+  }
+  return undefined;
 }

@@ -133,14 +133,27 @@ async function selectRows<T extends object>(
   if (em.getSessionContext() && !em.isInTransaction()) {
     return em.execute<Record<string, unknown>[]>(query.inline, query.params);
   }
+  return runStatement(em, prepared(query.prepared), query.params);
+}
+
+/**
+ * Sends one statement with $n placeholders on the EntityManager's Kysely (in its transaction), logged
+ * as MikroORM logs its own: the statement path of the lean reads and writes. A text marked `prepared`
+ * goes out as a named prepared statement.
+ */
+export async function runStatement(
+  em: EntityManager,
+  text: string,
+  params: unknown[],
+): Promise<Record<string, unknown>[]> {
   const started = performance.now();
   const { rows } = await em
     .getKysely()
-    .executeQuery<Record<string, unknown>>(CompiledQuery.raw(prepared(query.prepared), query.params));
+    .executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, params));
   em.config.getLogger().logQuery({
     ...em.getLoggerContext(),
-    query: query.prepared,
-    params: query.params,
+    query: text,
+    params,
     took: Math.round(performance.now() - started),
     results: rows.length,
     level: 'info',
@@ -162,15 +175,32 @@ export async function leanFind<T extends object>(
   where: LeanFilter<T>,
   options: FindOptions<T> = {},
 ): Promise<Readonly<T>[]> {
+  return (await selectRows(em, entity, where, options)).map(leanRowOf(em, entity));
+}
+
+/**
+ * What leanFind makes of a row of `entity` as the database returns it (column names): the frozen
+ * plain object with property names and JavaScript values. For a leanSelect that reads the entity's
+ * columns (columnsOf) with something else beside them.
+ */
+export function leanRowOf<T extends object>(
+  em: EntityManager,
+  entity: EntityName<T>,
+): (row: Record<string, unknown>) => Readonly<T> {
   const { meta, converters } = shapeOf(em, entity as EntityName<object>);
   const comparator = em.getComparator();
-  return (await selectRows(em, entity, where, options)).map((row) => {
+  return (row) => {
     const data = comparator.mapResult(meta, row) as Record<string, unknown>;
     for (const { name, convert } of converters) {
       if (data[name] != null) data[name] = convert(data[name]);
     }
     return Object.freeze(data) as Readonly<T>;
-  });
+  };
+}
+
+/** The select list of every column of `entity` that leanFind reads (for leanRowOf). */
+export function columnsOf<T extends object>(em: EntityManager, entity: EntityName<T>): string {
+  return shapeOf(em, entity as EntityName<object>).columns;
 }
 
 /**

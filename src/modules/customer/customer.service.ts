@@ -1,13 +1,14 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { AccessService } from '../../auth/access.service.ts';
 import type { ServiceContext } from '../../context.ts';
-import { applyChanges } from '../../db/changes.ts';
-import { flushOrFail } from '../../db/flush.ts';
-import { loadOrNotFound, managedOrNotFound } from '../../db/loaders.ts';
+import { changedFields } from '../../db/changes.ts';
+import { type ConstraintErrors, flushOrFail } from '../../db/flush.ts';
+import { leanFind } from '../../db/lean.ts';
+import { loadOrNotFound } from '../../db/loaders.ts';
 import { type Connection, containing, keysetPage, type PageArgs, type Sort } from '../../db/pagination.ts';
 import { DomainError } from '../../errors.ts';
 import { TestClockService } from '../clock/clock.service.ts';
-import { recordEvent } from '../event/event.service.ts';
+import { type EventInput, recordEvent, writeChange } from '../event/event.service.ts';
 import { customerTaxIdentity } from '../tax/tax-identity.ts';
 import {
   BILLING_ADDRESS_FIELDS,
@@ -30,6 +31,29 @@ export type CustomerFilter = {
 const emptyAddress = (): BillingAddress =>
   Object.fromEntries(BILLING_ADDRESS_FIELDS.map((field) => [field, null])) as BillingAddress;
 
+/** As CustomerService.toBill, for a customer read already (null: none of this environment has the id). */
+export function billable(
+  customer: Customer | null,
+  currency: string | null | undefined,
+): { customer: Customer; currency: string } {
+  if (!customer) {
+    throw DomainError.onField(
+      'INVALID_REFERENCE',
+      ['customerId'],
+      'no customer of this environment has this id',
+    );
+  }
+  const billedIn = currency ?? customer.currency;
+  if (!billedIn) {
+    throw DomainError.onField(
+      'INVALID_REFERENCE',
+      ['currency'],
+      'is required: the customer has no preferred currency to fall back to',
+    );
+  }
+  return { customer, currency: billedIn };
+}
+
 /** Customers of one environment: the rules both the GraphQL and the REST face go through. */
 export class CustomerService {
   private readonly ctx: ServiceContext;
@@ -50,23 +74,7 @@ export class CustomerService {
     customerId: string,
     currency: string | null | undefined,
   ): Promise<{ customer: Customer; currency: string }> {
-    const customer = await this.ctx.loaders.of(customerLoaders).byId.load(customerId);
-    if (!customer) {
-      throw DomainError.onField(
-        'INVALID_REFERENCE',
-        ['customerId'],
-        'no customer of this environment has this id',
-      );
-    }
-    const billedIn = currency ?? customer.currency;
-    if (!billedIn) {
-      throw DomainError.onField(
-        'INVALID_REFERENCE',
-        ['currency'],
-        'is required: the customer has no preferred currency to fall back to',
-      );
-    }
-    return { customer, currency: billedIn };
+    return billable(await this.ctx.loaders.of(customerLoaders).byId.load(customerId), currency);
   }
 
   /** The customer whose handle this is, or null when the environment has none. */
@@ -134,34 +142,47 @@ export class CustomerService {
   /** Applies the fields present in `input`; `null` clears a field, an absent one stays. */
   async update(id: string, input: CustomerUpdateInput): Promise<Customer> {
     const { em, environmentId } = this.ctx;
-    const customer = await managedOrNotFound(em, CustomerSchema, environmentId, id, 'Customer');
+    // A lean read and write (writeChange, with the audit event and the event): no unit of work.
+    const [row] = await leanFind(em, CustomerSchema, { id, environmentId });
+    if (!row) throw DomainError.notFound('Customer', id);
+    const customer = { ...row } as Customer;
     const { billingAddress, taxIds, taxExempt, ...fields } = input;
-    const changed = applyChanges(customer, {
+    const set = changedFields(customer, {
       ...fields,
       ...customerTaxIdentity(customer, { taxIds, taxExempt }),
       billingAddress: billingAddress === undefined ? undefined : { ...emptyAddress(), ...billingAddress },
     } as Partial<Customer>);
-    if (!changed) return customer;
+    if (Object.keys(set).length === 0) return customer;
     customer.updatedAt = new Date();
-    this.recordEvent('customer.updated', customer);
-    await this.flush();
+    await writeChange(
+      em,
+      environmentId,
+      {
+        updated: [{ entity: CustomerSchema, key: customer, set: { ...set, updatedAt: customer.updatedAt } }],
+        events: [this.event('customer.updated', customer)],
+      },
+      DUPLICATE_HANDLE,
+    );
+    // Later reads of this request see what was written.
     this.ctx.loaders.forget(customerLoaders);
+    this.ctx.loaders.of(customerLoaders).byId.prime(id, customer);
     return customer;
   }
 
+  private event(type: 'customer.created' | 'customer.updated', customer: Customer): EventInput {
+    return { type, objectType: 'customer', objectId: customer.id, data: customerResponse(customer) };
+  }
+
   private recordEvent(type: 'customer.created' | 'customer.updated', customer: Customer): void {
-    recordEvent(this.ctx.em, this.ctx.environmentId, {
-      type,
-      objectType: 'customer',
-      objectId: customer.id,
-      data: customerResponse(customer),
-    });
+    recordEvent(this.ctx.em, this.ctx.environmentId, this.event(type, customer));
   }
 
   private flush(): Promise<void> {
-    return flushOrFail(this.ctx.em, {
-      unique: () =>
-        DomainError.onField('DUPLICATE', ['handle'], 'another customer of this environment has this handle'),
-    });
+    return flushOrFail(this.ctx.em, DUPLICATE_HANDLE);
   }
 }
+
+const DUPLICATE_HANDLE: ConstraintErrors = {
+  unique: () =>
+    DomainError.onField('DUPLICATE', ['handle'], 'another customer of this environment has this handle'),
+};

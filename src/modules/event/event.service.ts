@@ -1,5 +1,11 @@
+import type { EntityName } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { auditContextOf } from '../../audit/audit.context.ts';
+import { type AuditedChange, auditRow, isAudited } from '../../audit/audit.subscriber.ts';
+import { AuditEventSchema } from '../../audit/audit-event.entity.ts';
 import type { ServiceContext } from '../../context.ts';
+import type { ConstraintErrors } from '../../db/flush.ts';
+import { insertRows, newRow, updateRow, type WritePart, writeParts } from '../../db/lean-write.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { deleteInEveryEnvironment } from '../../db/tenant-transaction.ts';
 import { type Event, EventSchema, type EventType } from './event.entity.ts';
@@ -19,14 +25,87 @@ export type EventFilter = {
  * transaction, so it exists if and only if the change commits.
  */
 export function recordEvent(em: EntityManager, environmentId: string, event: EventInput): Event {
-  return em.create(EventSchema, {
+  return em.create(EventSchema, eventRow(environmentId, event));
+}
+
+/** The event's row, whichever path writes it (recordEvent's flush or writeChange). */
+function eventRow(environmentId: string, event: EventInput): Omit<Event, 'id' | 'createdAt'> {
+  return {
     environmentId,
     type: event.type,
     objectType: event.objectType,
     objectId: event.objectId,
     // A plain JSON copy: later changes to the object do not reach the event.
     data: JSON.parse(JSON.stringify(event.data)) as Record<string, unknown>,
-  });
+  };
+}
+
+type TenantRow = { id: string; environmentId: string };
+/** An entity's schema (defineEntity): its metadata names the audit events' objectType. */
+type Schema = { meta: { className: string } };
+const nameOf = (schema: Schema) => schema as unknown as EntityName<TenantRow>;
+
+/** A change written without the unit of work (see writeChange). */
+export type LeanChange = {
+  /** New rows (made with newRow), per entity, a parent's before its children's. */
+  created?: readonly { entity: Schema; rows: readonly TenantRow[] }[];
+  /** Changed rows: the row's key and the properties set, with their new values. */
+  updated?: readonly { entity: Schema; key: TenantRow; set: Record<string, unknown> }[];
+  /** The events the change records, as recordEvent records them. */
+  events?: readonly EventInput[];
+};
+
+/**
+ * Writes a change outside MikroORM's unit of work, for the hot write paths: its rows, the audit event
+ * of each row (the rows AuditSubscriber writes for a flush: auditRow) and its events (recordEvent's
+ * rows, whose trigger enqueues their delivery), all in one statement in `em`'s transaction: they commit
+ * or fail together, and no lean write can leave its audit trail or events out. A violated constraint
+ * becomes the domain error `errors` names, as with flushOrFail.
+ */
+export async function writeChange(
+  em: EntityManager,
+  environmentId: string,
+  change: LeanChange,
+  errors: ConstraintErrors = {},
+): Promise<void> {
+  const context = auditContextOf(em);
+  const occurredAt = new Date();
+  const parts: WritePart[] = [];
+  const audits: AuditedChange[] = [];
+  for (const { entity, rows } of change.created ?? []) {
+    if (rows.length === 0) continue;
+    parts.push(insertRows(em, nameOf(entity), rows));
+    if (!isAudited(entity)) continue;
+    for (const row of rows) {
+      audits.push({
+        environmentId: row.environmentId,
+        action: 'create',
+        objectType: entity.meta.className,
+        objectId: row.id,
+        changedFields: [],
+      });
+    }
+  }
+  for (const { entity, key, set } of change.updated ?? []) {
+    parts.push(updateRow(em, nameOf(entity), key, set));
+    if (!isAudited(entity)) continue;
+    audits.push({
+      environmentId: key.environmentId,
+      action: 'update',
+      objectType: entity.meta.className,
+      objectId: key.id,
+      changedFields: Object.keys(set),
+    });
+  }
+  if (audits.length > 0) {
+    const rows = audits.map((audit) => newRow(em, AuditEventSchema, auditRow(context, occurredAt, audit)));
+    parts.push(insertRows(em, AuditEventSchema, rows));
+  }
+  const events = (change.events ?? []).map((event) =>
+    newRow(em, EventSchema, eventRow(environmentId, event)),
+  );
+  if (events.length > 0) parts.push(insertRows(em, EventSchema, events));
+  await writeParts(em, parts, errors);
 }
 
 /** Reading the events of one environment, oldest first. */

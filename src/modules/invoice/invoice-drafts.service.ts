@@ -2,12 +2,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
 import { dueDateFromTerm, OutsideCalendarError } from '../../dates/calendar.ts';
 import { leanFind } from '../../db/lean.ts';
+import { newRow } from '../../db/lean-write.ts';
 import { cachedRead } from '../../db/read-cache.ts';
 import { writeTogether } from '../../db/tenant-transaction.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
 import { BilledPeriodSchema } from '../billing/billing-run.entity.ts';
-import { CustomerService } from '../customer/customer.service.ts';
-import { recordEvent } from '../event/event.service.ts';
+import { billable, CustomerService } from '../customer/customer.service.ts';
+import { type EventInput, recordEvent, writeChange } from '../event/event.service.ts';
 import { ProductSchema } from '../product/product.entity.ts';
 import { ProrationLineSchema } from '../subscription/subscription.entity.ts';
 import { TaxCodeSchema } from '../tax/tax-code.entity.ts';
@@ -28,7 +29,7 @@ import {
 } from './invoice.input.ts';
 import { invoiceLoaders } from './invoice.reads.ts';
 import { invoiceResponse } from './invoice.rest.ts';
-import { applyTaxPolicy, retaxDraft, taxPolicyOf } from './invoice-tax.service.ts';
+import { applyTaxPolicy, customerWithTaxRounding, retaxDraft, taxPolicyOf } from './invoice-tax.service.ts';
 
 /** The due date the customer's payment term gives, reported at `date` when it would pass year 9999. */
 function dueDateOf(date: string, paymentTerm: string | null | undefined): string | null {
@@ -81,61 +82,84 @@ export class InvoiceDraftService {
   /**
    * A new draft invoice (DESIGN §6). A billing run passes `links`, one per item: the billed period or
    * proration line each line charges, so that removing the line releases it.
+   *
+   * A draft of the API (no links) is read and written lean: the customer with the environment's tax
+   * rounding in one statement, then the invoice, its lines, their audit events and the
+   * `invoice.created` event in one (writeChange), no unit of work. A billing run's or a subscription
+   * change's draft (links) joins its caller's unit of work instead: its lines reference rows that work
+   * has pending, and the caller goes on with the managed invoice (booking it).
    */
   async create(input: InvoiceCreateInput, links: readonly ItemLink[] = []): Promise<Invoice> {
     const { em, environmentId } = this.ctx;
-    const { customer, currency } = await new CustomerService(this.ctx).toBill(
-      input.customerId,
-      input.currency,
-    );
+    const lean = links.length === 0;
+    const read = lean ? await customerWithTaxRounding(this.ctx, input.customerId) : null;
+    const { customer, currency } = lean
+      ? billable(read?.customer ?? null, input.currency)
+      : await new CustomerService(this.ctx).toBill(input.customerId, input.currency);
     const dueDate = input.dueDate ?? dueDateOf(input.date, customer.paymentTerm);
     const items = await this.resolveItems(em, input.items ?? [], (index) => ['items', index]);
-    const policy = await taxPolicyOf(this.ctx, em, customer);
+    const policy = read
+      ? { taxRounding: read.taxRounding, taxExempt: customer.taxExempt }
+      : await taxPolicyOf(this.ctx, em, customer);
     applyTaxPolicy(items, policy, ['items']);
     const totals = totalsOf(items, ['items']);
-    // Only writes: in a REST request's transaction they need no savepoint (writeTogether).
-    const created = await writeTogether(em, async (tx) => {
-      const invoice = tx.create(InvoiceSchema, {
-        environmentId,
-        type: 'invoice',
-        status: 'draft',
-        handle: null,
-        customerId: customer.id,
-        customerSnapshot: null,
-        sellerSnapshot: null,
-        creditedInvoiceId: null,
-        currency,
-        date: input.date,
-        dueDate,
-        memo: input.memo ?? null,
-        ...totals,
-        ...policy,
-        settledAmount: 0,
-        settlementStatus: settlementStatus(totals.totalInclVat, 0),
-      });
-      const lines = items.map((item, index) =>
-        tx.create(InvoiceItemSchema, {
-          environmentId,
-          invoiceId: invoice.id,
-          creditedItemId: null,
-          billedPeriodId: links[index]?.billedPeriodId ?? null,
-          prorationLineId: links[index]?.prorationLineId ?? null,
-          ...item,
-        }),
-      );
-      recordEvent(tx, environmentId, {
-        type: 'invoice.created',
-        objectType: 'invoice',
-        objectId: invoice.id,
-        data: invoiceResponse({
-          invoice,
-          customer: customerSummary(customer),
-          items: lines,
-          settlements: [],
-        }),
-      });
-      return { invoice, lines };
+    const draft = {
+      environmentId,
+      type: 'invoice',
+      status: 'draft',
+      handle: null,
+      customerId: customer.id,
+      customerSnapshot: null,
+      sellerSnapshot: null,
+      creditedInvoiceId: null,
+      currency,
+      date: input.date,
+      dueDate,
+      memo: input.memo ?? null,
+      ...totals,
+      ...policy,
+      settledAmount: 0,
+      settlementStatus: settlementStatus(totals.totalInclVat, 0),
+    } satisfies Partial<Invoice>;
+    const lineOf = (item: ItemFields, index: number, invoiceId: string) => ({
+      environmentId,
+      invoiceId,
+      creditedItemId: null,
+      billedPeriodId: links[index]?.billedPeriodId ?? null,
+      prorationLineId: links[index]?.prorationLineId ?? null,
+      ...item,
     });
+    const createdEvent = (invoice: Invoice, lines: InvoiceItem[]): EventInput => ({
+      type: 'invoice.created',
+      objectType: 'invoice',
+      objectId: invoice.id,
+      data: invoiceResponse({ invoice, customer: customerSummary(customer), items: lines, settlements: [] }),
+    });
+    const created = lean
+      ? await (async () => {
+          const invoice = newRow(em, InvoiceSchema, draft);
+          const lines = items.map((item, index) =>
+            newRow(em, InvoiceItemSchema, lineOf(item, index, invoice.id)),
+          );
+          await writeChange(em, environmentId, {
+            created: [
+              { entity: InvoiceSchema, rows: [invoice] },
+              { entity: InvoiceItemSchema, rows: lines },
+            ],
+            events: [createdEvent(invoice, lines)],
+          });
+          this.ctx.loaders.of(invoiceLoaders).byId.prime(invoice.id, invoice);
+          return { invoice, lines };
+        })()
+      : // Only writes: in a REST request's transaction they need no savepoint (writeTogether).
+        await writeTogether(em, async (tx) => {
+          const invoice = tx.create(InvoiceSchema, draft);
+          const lines = items.map((item, index) =>
+            tx.create(InvoiceItemSchema, lineOf(item, index, invoice.id)),
+          );
+          recordEvent(tx, environmentId, createdEvent(invoice, lines));
+          return { invoice, lines };
+        });
     // What the transaction wrote is what a read would find: the document needs no further queries.
     const byId = (a: InvoiceItem, b: InvoiceItem) => (a.id < b.id ? -1 : 1);
     this.ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.prime(created.invoice.id, created.lines.sort(byId));
