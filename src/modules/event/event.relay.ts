@@ -49,7 +49,7 @@ export type EventRelayOptions = {
   logger: Logger;
   /** Outbox rows taken in one transaction (500). */
   batchSize?: number;
-  /** Shortest time between the starts of two batches, so that events arriving together share one (50 ms). */
+  /** Shortest time between the starts of two batches, so that events arriving together share one (200 ms). */
   minIntervalMs?: number;
   /** A look at the outbox this often whatever was notified: notifications are lost while nobody listens (5 s). */
   sweepMs?: number;
@@ -84,7 +84,7 @@ export class EventRelay {
   private stopped = false;
 
   constructor(options: EventRelayOptions) {
-    this.options = { batchSize: 500, minIntervalMs: 50, sweepMs: 5000, retryMs: 1000, ...options };
+    this.options = { batchSize: 500, minIntervalMs: 200, sweepMs: 5000, retryMs: 1000, ...options };
   }
 
   /** Connects and listens (failing if it cannot), then relays what is waiting and whatever comes. */
