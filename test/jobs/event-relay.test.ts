@@ -57,6 +57,9 @@ async function insertEvents(environmentId: string, type: string, count: number):
   return rows.map((row) => row.id);
 }
 
+/** The migration that replaced the event-published trigger by the outbox. */
+const OUTBOX_MIGRATION = 'Migration20261126000000EventOutbox';
+
 const relayOf = (listeners: EventListener[], options: { batchSize?: number } = {}) =>
   new EventRelay({ connectionString: t.databaseUrl, orm: t.orm, listeners, logger, ...options });
 
@@ -289,5 +292,34 @@ describe('the event relay', () => {
     expect(added).toEqual([
       { identifier: 'former-probe', payload: published, jobKey: `former-probe:${published.eventId}` },
     ]);
+  });
+
+  it('migrated down, gets the event-published trigger back with a job for every row that waited; up again, the outbox', async () => {
+    // given events waiting in the outbox
+    const env = await t.createEnvironment('Migrated down');
+    const waitingIds = await insertEvents(env.id, 'relay.down', 2);
+    const published = async (ids: string[]) =>
+      (await jobsOf(EVENT_PUBLISHED_TASK))
+        .map((job) => job.payload)
+        .filter((payload) => ids.includes(payload.eventId));
+
+    // when the outbox migration is rolled back
+    await t.adminOrm.migrator.down({ migrations: [OUTBOX_MIGRATION] });
+
+    // then what waited became event-published jobs, and a new event adds one again; the outbox is gone
+    expect((await published(waitingIds)).sort((a, b) => a.eventId.localeCompare(b.eventId))).toEqual(
+      [...waitingIds].sort().map((eventId) => ({ eventId, environmentId: env.id, type: 'relay.down' })),
+    );
+    const [later] = await insertEvents(env.id, 'relay.down', 1);
+    expect(await published([later as string])).toHaveLength(1);
+    expect(await t.sql(`select 1 from pg_namespace where nspname = 'event_relay'`)).toEqual([]);
+
+    // and migrated up again, events go to the outbox, not to the queue
+    await t.adminOrm.migrator.up({ migrations: [OUTBOX_MIGRATION] });
+    const [again] = await insertEvents(env.id, 'relay.down', 1);
+    expect(await published([again as string])).toEqual([]);
+    expect(await t.sql('select event_id from event_relay.outbox where event_id = $1', [again])).toHaveLength(
+      1,
+    );
   });
 });
