@@ -227,6 +227,47 @@ describe('the event relay', () => {
     await relay.stop();
   });
 
+  it("leaves a failed batch's rows in the outbox, and hands them out on the next try", async () => {
+    // given waiting events and a listener whose first look fails (a batch cut off half-way)
+    const env = await t.createEnvironment('Failed once');
+    const ids = await insertEvents(env.id, 'relay.failed', 3);
+    let looks = 0;
+    const relay = relayOf([
+      {
+        task: 'failed-probe',
+        types: ['relay.failed'],
+        wants: async () => {
+          looks += 1;
+          if (looks === 1) throw new Error('the look fails');
+          return true;
+        },
+      },
+    ]);
+    relays.push(relay);
+    const left = async () =>
+      (
+        await t.sql<{ n: number }>(
+          'select count(*)::int as n from event_relay.outbox where event_id = any($1::uuid[])',
+          [ids],
+        )
+      )[0]?.n;
+
+    // when the first batch fails, then the relay tries again
+    await expect(relay.relayBatch()).rejects.toThrow('the look fails');
+    expect(await left()).toBe(3);
+    expect(await jobsOf('failed-probe')).toEqual([]);
+    let batch: RelayBatch;
+    do batch = await relay.relayBatch();
+    while (batch.taken > 0);
+
+    // then every event got its job once, and the outbox let them go
+    expect((await jobsOf('failed-probe')).map((job) => job.key).sort()).toEqual(
+      ids.map((id) => `failed-probe:${id}`).sort(),
+    );
+    expect(await left()).toBe(0);
+    await relay.stop();
+  });
+
   it('never hands one row to two relays running at once', async () => {
     // given 300 waiting events and two relays taking small batches at the same time, each batch held
     // open a moment by its listener's look

@@ -112,16 +112,16 @@ export class EventRelay {
    */
   async relayBatch(): Promise<RelayBatch> {
     const client = await this.connection();
-    const results = (await client.query(
-      `begin;
-       with taken as (
-         select event_id from event_relay.outbox order by event_id limit ${this.options.batchSize}
-         for update skip locked
-       )
-       delete from event_relay.outbox o using taken where o.event_id = taken.event_id
-       returning o.event_id, o.environment_id, o.type`,
-    )) as unknown as pg.QueryResult<{ event_id: string; environment_id: string; type: string }>[];
     try {
+      const results = (await client.query(
+        `begin;
+         with taken as (
+           select event_id from event_relay.outbox order by event_id limit ${this.options.batchSize}
+           for update skip locked
+         )
+         delete from event_relay.outbox o using taken where o.event_id = taken.event_id
+         returning o.event_id, o.environment_id, o.type`,
+      )) as unknown as pg.QueryResult<{ event_id: string; environment_id: string; type: string }>[];
       const events = (results[1]?.rows ?? [])
         .map((row) => ({ eventId: row.event_id, environmentId: row.environment_id, type: row.type }))
         .sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
@@ -189,6 +189,10 @@ export class EventRelay {
         this.options.logger.warn({ err: error }, 'the event relay lost its database connection');
         if (this.client === client) this.client = null;
         client.end().catch(() => {});
+      });
+      // Ended without an error (the server closed it): the next batch connects again.
+      client.on('end', () => {
+        if (this.client === client) this.client = null;
       });
       try {
         await client.connect();
