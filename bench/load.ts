@@ -208,13 +208,15 @@ async function residentMemoryOrNull(pid: number): Promise<number | null> {
 
 /**
  * Waits until the server's job worker has nothing due (jobs due later, such as retries or the schedule's
- * next run, are not waited for), or `timeoutMs` has passed; answers how many were still due.
+ * next run, are not waited for) and its event relay has handed out every event (the outbox is empty),
+ * or `timeoutMs` has passed; answers how many were still due (jobs and events).
  */
 export async function drainJobQueue(client: pg.Client, timeoutMs = 120_000): Promise<number> {
   const started = Date.now();
   for (;;) {
     const { rows } = await client.query<{ due: number }>(
-      'select count(*)::int as due from graphile_worker._private_jobs where run_at <= now() and attempts < max_attempts',
+      `select (select count(*)::int from graphile_worker._private_jobs where run_at <= now() and attempts < max_attempts)
+            + (select count(*)::int from event_relay.outbox) as due`,
     );
     const due = rows[0]?.due ?? 0;
     if (due === 0 || Date.now() - started > timeoutMs) return due;

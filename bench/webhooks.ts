@@ -8,7 +8,7 @@
  *   the message: when the change committed, give or take the transaction's length);
  * - throughput: `events` events are written while no worker runs (100 a transaction), then a worker
  *   starts and the time until the last one arrived gives deliveries per second (each event passes
- *   through three jobs: event-published, the fan-out, the delivery).
+ *   through the event relay and two jobs: the fan-out and the delivery).
  */
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';

@@ -34,6 +34,7 @@ import { Migration20261125170000TestClocks } from './Migration20261125170000Test
 import { Migration20261125170100InvoiceItemBilledPeriod } from './Migration20261125170100InvoiceItemBilledPeriod.ts';
 import { Migration20261125183000SubscriptionRemovalChange } from './Migration20261125183000SubscriptionRemovalChange.ts';
 import { Migration20261125183100InvoiceCreditBalance } from './Migration20261125183100InvoiceCreditBalance.ts';
+import { Migration20261126000000EventOutbox } from './Migration20261126000000EventOutbox.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -91,4 +92,5 @@ export const migrations = [
     name: 'Migration20261125183100InvoiceCreditBalance',
     class: Migration20261125183100InvoiceCreditBalance,
   },
+  { name: 'Migration20261126000000EventOutbox', class: Migration20261126000000EventOutbox },
 ];

@@ -35,15 +35,19 @@ export type JobSettings = {
 /**
  * A module's interest in events: `task` gets a job `{ eventId, environmentId, type }` for each event
  * of `types` once that event's transaction commits. With `wants`, only when `wants` answers true for
- * the event (asked when the event is handed out): a cheap look whether the task would have anything to
- * do, so that an event nobody listens to costs no job. It must answer true whenever the task, run at
- * that moment, would do anything.
+ * the event's environment and type (asked when the event is handed out, once per environment and type
+ * of a batch of events): a cheap look whether the task would have anything to do, so that an event
+ * nobody listens to costs no job. It must answer true whenever the task, run at that moment on an
+ * event of that environment and type, would do anything.
  */
 export type EventListener = {
   task: string;
   types: readonly string[] | 'all';
-  wants?: (event: PublishedEvent, orm: MikroORM) => Promise<boolean>;
+  wants?: (scope: EventScope, orm: MikroORM) => Promise<boolean>;
 };
+
+/** Which events a listener's `wants` is asked about: those of one type in one environment. */
+export type EventScope = Pick<PublishedEvent, 'environmentId' | 'type'>;
 
 /** What an event listener's job carries. */
 export type PublishedEvent = { eventId: string; environmentId: string; type: string };

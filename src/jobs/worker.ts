@@ -5,10 +5,11 @@ import type { Logger } from '../logger.ts';
 import { BILLING_SCHEDULE_TASK } from '../modules/billing/billing.jobs.ts';
 import { INVOICE_REMINDERS_TASK } from '../modules/email/email.jobs.ts';
 import { EVENT_PURGE_TASK } from '../modules/event/event.jobs.ts';
+import { EventRelay } from '../modules/event/event.relay.ts';
 import { INVOICE_OVERDUE_TASK } from '../modules/invoice/invoice-overdue.jobs.ts';
 import { LEDGER_RECOGNITION_TASK } from '../modules/ledger/ledger-recognition.jobs.ts';
 import { USAGE_PARTITIONS_TASK } from '../modules/metering/metering.jobs.ts';
-import { jobTasks } from '../modules/registry.ts';
+import { eventListeners, jobTasks } from '../modules/registry.ts';
 import { staleAfterMs } from '../modules/webhook/webhook.dispatcher.ts';
 import { WEBHOOK_SWEEP_TASK } from '../modules/webhook/webhook.jobs.ts';
 import {
@@ -41,9 +42,10 @@ export function webhookSettings(
 
 /**
  * The worker of `npm start` and `npm run worker`: every module's tasks, the periodic ones on their
- * schedules, a billing tick at start (a job already waiting for it is not doubled), and a webhook sweep
- * soon after start (for deliveries a killed process left behind). Settings of WEBHOOK_* left out take
- * their defaults.
+ * schedules, the event relay (each committed event's outbox row to the jobs of the listeners that want
+ * it; stopped with the worker), a billing tick at start (a job already waiting for it is not doubled),
+ * and a webhook sweep soon after start (for deliveries a killed process left behind). Settings of
+ * WEBHOOK_* left out take their defaults.
  */
 export async function startWorker(
   config: Pick<
@@ -87,5 +89,21 @@ export async function startWorker(
     {},
     { jobKey: `${WEBHOOK_SWEEP_TASK}:start`, runAt: new Date(Date.now() + staleAfterMs(webhooks) + 1000) },
   );
-  return runner;
+  const relay = new EventRelay({ connectionString: ownerUrl, orm, listeners: eventListeners, logger });
+  try {
+    await relay.start();
+  } catch (error) {
+    await runner.stop();
+    throw error;
+  }
+  return {
+    ...runner,
+    stop: async () => {
+      try {
+        await relay.stop();
+      } finally {
+        await runner.stop();
+      }
+    },
+  };
 }

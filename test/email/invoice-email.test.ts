@@ -87,9 +87,10 @@ describe('invoice e-mail', () => {
   const idle = () =>
     until(async () => {
       const [row] = await t.sql<{ waiting: number }>(
-        `select count(*)::int as waiting from graphile_worker._private_jobs j
-         join graphile_worker._private_tasks task on task.id = j.task_id
-         where task.identifier in ('event-published', $1)`,
+        `select (select count(*)::int from graphile_worker._private_jobs j
+                 join graphile_worker._private_tasks task on task.id = j.task_id
+                 where task.identifier = $1)
+              + (select count(*)::int from event_relay.outbox) as waiting`,
         [INVOICE_EMAIL_TASK],
       );
       return row?.waiting === 0;

@@ -1,8 +1,6 @@
-import type { JobHelpers, Task } from 'graphile-worker';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { PublishedEvent } from '../../src/jobs/runner.ts';
-import { EVENT_PUBLISHED_TASK, eventTasks } from '../../src/modules/event/event.jobs.ts';
+import { listenerJobs } from '../../src/modules/event/event.relay.ts';
 import { eventListeners } from '../../src/modules/registry.ts';
 import { WEBHOOK_FAN_OUT_TASK } from '../../src/modules/webhook/webhook.dispatcher.ts';
 import { invoiceFixtures } from '../invoice/fixtures.ts';
@@ -17,9 +15,8 @@ const CREATE = `mutation ($input: WebhookEndpointCreateInput!) {
 const DISABLE = `mutation ($id: UUID!) { webhookEndpointDisable(id: $id) { userErrors { code } } }`;
 
 /**
- * The `event-published` task with the application's own listeners, run on a customer's creation
- * event: the tasks it queued (the queue's `addJobs` is where the task's work ends; what it decides is
- * read from the real database).
+ * What the event relay hands a customer's creation event to, with the application's own listeners:
+ * the tasks of the jobs it would add (what it decides is read from the real database).
  */
 async function listenersOfNewCustomer(env: TestEnvironment): Promise<string[]> {
   const customerId = await f.createCustomer(env, { name: 'Listened to' });
@@ -32,24 +29,12 @@ async function listenersOfNewCustomer(env: TestEnvironment): Promise<string[]> {
     environmentId: env.id,
     type: 'customer.created',
   };
-  const tasks = eventTasks({
-    orm: t.orm,
-    logger: pino({ level: 'silent' }),
-    settings: { eventRetentionDays: 30, mail: null },
-    eventListeners,
-  });
-  const added: string[] = [];
-  const helpers = {
-    addJobs: async (jobs: { identifier: string; payload: unknown }[]) => {
-      for (const job of jobs) {
-        expect(job.payload).toEqual(published);
-        added.push(job.identifier);
-      }
-      return [];
-    },
-  } as unknown as JobHelpers;
-  await (tasks[EVENT_PUBLISHED_TASK] as Task)(published, helpers);
-  return added;
+  const jobs = await listenerJobs([published], eventListeners, t.orm);
+  for (const job of jobs) {
+    expect(job.payload).toEqual(published);
+    expect(job.jobKey).toBe(`${job.identifier}:${published.eventId}`);
+  }
+  return jobs.map((job) => job.identifier);
 }
 
 describe('webhook fan-out only where an endpoint listens', () => {

@@ -180,6 +180,29 @@ describe('webhooks', () => {
     expect(await deliveries(booked.webhookEndpoint.id)).toEqual([]);
   });
 
+  it('delivers each event of a burst of concurrent writes exactly once, and leaves no outbox row', async () => {
+    // given an endpoint for customer.created
+    await createEndpoint('/burst', ['CUSTOMER_CREATED']);
+
+    // when six customers are created at once
+    const customerIds = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => f.createCustomer(env, { name: `Burst ${i}` })),
+    );
+
+    // then each creation reaches the endpoint once, and the relay let every event go
+    await until(() => receiver.at('/burst').length >= 6, 15_000, 'six deliveries');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const delivered = receiver.at('/burst').map((request) => JSON.parse(request.body).data.id);
+    expect(delivered.sort()).toEqual([...customerIds].sort());
+    expect(
+      await t.sql(
+        `select o.event_id from event_relay.outbox o join event e on e.id = o.event_id
+         where e.object_id = any($1::uuid[])`,
+        [customerIds],
+      ),
+    ).toEqual([]);
+  });
+
   it('sends a test message, resends a delivery, and signs with a rotated secret from then on', async () => {
     const { webhookEndpoint, secret } = await createEndpoint('/test', ['INVOICE_VOIDED']);
     const id = webhookEndpoint.id;

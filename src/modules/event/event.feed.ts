@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { PublishedEvent } from '../../jobs/runner.ts';
 
 /** The channel Migration20261124150000LiveEvents notifies with every committed event. */
-const CHANNEL = 'billing_event';
+export const EVENT_CHANNEL = 'billing_event';
 
 /** Live streams one API token may hold open in one server process. */
 export const MAX_STREAMS_PER_TOKEN = 20;
@@ -89,7 +89,7 @@ class EventFeed {
       client.on('error', (error) => this.lost(error));
       client.on('end', () => this.lost(new Error('the event feed lost its database connection')));
       await client.connect();
-      await client.query(`listen ${CHANNEL}`);
+      await client.query(`listen ${EVENT_CHANNEL}`);
       return client;
     })().catch((error) => {
       this.client = null;

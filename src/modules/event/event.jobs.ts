@@ -1,16 +1,22 @@
 import type { Task } from 'graphile-worker';
 import type { JobDependencies, PublishedEvent } from '../../jobs/runner.ts';
+import { listenerJobs } from './event.relay.ts';
 import { purgeExpiredEvents } from './event.service.ts';
 
 export const EVENT_PURGE_TASK = 'event-purge';
 
-/** Added by a trigger for every event, in the event's transaction (Migration20261124000000JobQueue). */
+/**
+ * What the trigger of Migration20261124000000JobQueue added for every event until the outbox
+ * (Migration20261126000000EventOutbox) replaced it: jobs a database still holds from before are
+ * handed out as the relay hands out outbox rows.
+ */
 export const EVENT_PUBLISHED_TASK = 'event-published';
 
 /**
- * Deletes events past their retention (a periodic task, idempotent itself), and hands each event to
- * the listeners of its type that want it: one job each, added in one statement, so a listener that
- * fails is retried alone and never repeats another's work.
+ * Deletes events past their retention (a periodic task, idempotent itself), and hands an event queued
+ * by the former trigger to the listeners of its type that want it: one job each, added in one
+ * statement, so a listener that fails is retried alone and never repeats another's work. New events
+ * go through the outbox and the relay (event.relay.ts).
  */
 export function eventTasks({ orm, logger, settings, eventListeners }: JobDependencies): Record<string, Task> {
   return {
@@ -19,14 +25,7 @@ export function eventTasks({ orm, logger, settings, eventListeners }: JobDepende
       if (count > 0) logger.info({ count }, 'purged expired events');
     },
     [EVENT_PUBLISHED_TASK]: async (payload, helpers) => {
-      const event = payload as PublishedEvent;
-      const jobs = [];
-      for (const { task, types, wants } of eventListeners) {
-        if (types !== 'all' && !types.includes(event.type)) continue;
-        // A listener with nothing to do for this event gets no job (a job costs several statements).
-        if (wants && !(await wants(event, orm))) continue;
-        jobs.push({ identifier: task, payload: event, jobKey: `${task}:${event.eventId}` });
-      }
+      const jobs = await listenerJobs([payload as PublishedEvent], eventListeners, orm);
       if (jobs.length > 0) await helpers.addJobs(jobs);
     },
   };

@@ -2,7 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { createJobContext } from '../../context.ts';
 import { newId } from '../../db/ids.ts';
 import { inEnvironment } from '../../db/tenant-transaction.ts';
-import type { PublishedEvent, WebhookSettings } from '../../jobs/runner.ts';
+import type { EventScope, WebhookSettings } from '../../jobs/runner.ts';
 import type { Logger } from '../../logger.ts';
 import { EventSchema } from '../event/event.entity.ts';
 import { recordEvent } from '../event/event.service.ts';
@@ -42,17 +42,17 @@ export function messageBody(event: {
 }
 
 /**
- * Whether an enabled endpoint of the event's environment wants its type: when none does, the event's
+ * Whether an enabled endpoint of the environment wants events of the type: when none does, an event's
  * fan-out would add no delivery (it also leaves out endpoints created after the event), so it needs no
  * job. One read, in the environment's transaction.
  */
-export function endpointListens(event: PublishedEvent, orm: MikroORM): Promise<boolean> {
-  return inEnvironment(orm.em.fork(), event.environmentId, async (tx) => {
+export function endpointListens({ environmentId, type }: EventScope, orm: MikroORM): Promise<boolean> {
+  return inEnvironment(orm.em.fork(), environmentId, async (tx) => {
     const rows = await tx.execute<unknown[]>(
       `select 1 from webhook_endpoint
        where environment_id = ? and status = 'enabled' and (cardinality(event_types) = 0 or ? = any(event_types))
        limit 1`,
-      [event.environmentId, event.type],
+      [environmentId, type],
     );
     return rows.length > 0;
   });
