@@ -37,7 +37,7 @@ import { GRAPHQL_LIMITS } from '../src/limits/graphql-limits.ts';
 import { MAX_LINES_PER_INVOICE } from '../src/modules/invoice/invoice.input.ts';
 import { entities } from '../src/modules/registry.ts';
 import { Baseline, createBaselineServer } from './baseline-server.ts';
-import { type Child, startChild, startFlags, stopChild } from './child.ts';
+import { type Child, startChild, startEnvironment, startFlags, stopChild } from './child.ts';
 import { drainJobQueue, measure } from './load.ts';
 import { checkSameAnswers, peerScenario, postgraphilePeers } from './postgraphile.ts';
 import { startPostgraphile } from './postgraphile-server.ts';
@@ -337,6 +337,8 @@ async function main(): Promise<void> {
     await orm.close();
 
     const serverEnv = {
+      // As `npm start` sets them (its allocator settings), for the three servers alike.
+      ...(await startEnvironment()),
       DATABASE_URL: database.url,
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
@@ -460,7 +462,7 @@ async function main(): Promise<void> {
         `each round; then the memory scenario's ${settings.rounds} rounds. Before each measurement the database is vacuumed, analyzed and checkpointed; after the ` +
         `warm-up and after the measured load the run waits until the job queue has nothing due, so no backlog ` +
         `of one measurement lands in another (largest backlog left after a load: ${backlog} job(s)). ` +
-        `Service: \`${['node', ...flags, 'src/main.ts'].join(' ')}\` (as \`npm start\`), JOB_WORKER on (its ` +
+        `Service: \`${[...Object.entries(await startEnvironment()).map(([name, value]) => `${name}=${value}`), 'node', ...flags, 'src/main.ts'].join(' ')}\` (as \`npm start\`), JOB_WORKER on (its ` +
         `job worker in the process, as in production: the event fan-outs of writes are part of its cost), ` +
         `LOG_LEVEL=warn, rate limit and query cost budget off, DB_POOL_MAX=${settings.poolMax ?? 'default (10)'}` +
         (settings.nodeOptions ? `, NODE_OPTIONS=\`${settings.nodeOptions}\`` : '') +
