@@ -17,7 +17,8 @@ const page = (alias: string, first: number) => `${alias}: invoices(first: ${firs
 }`;
 
 const price = (query: string) =>
-  priceQuery({ schema, document: parse(query), variableValues: {}, context: {} as never }, MAX_QUERY_COST).cost;
+  priceQuery({ schema, document: parse(query), variableValues: {}, context: {} as never }, MAX_QUERY_COST)
+    .cost;
 
 /** A page of 50 invoices with their lines, and the heaviest document the limits admit (bench/run.ts). */
 const PAGE_OF_50 = price(`{ ${page('invoices', 50)} }`);
