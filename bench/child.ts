@@ -9,14 +9,31 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 export type Child = { process: ChildProcess; url: string; output: () => string };
 
-/** The `node` flags `npm start` runs the server with (package.json): the bench measures what ships. */
-export async function startFlags(): Promise<string[]> {
+/** The start script's words: `[NAME=value …] node [flags] src/main.ts`. */
+async function startWords(): Promise<{ env: Record<string, string>; flags: string[] }> {
   const manifest = JSON.parse(await readFile(path.join(HERE, '..', 'package.json'), 'utf8'));
   const words = String(manifest.scripts.start).trim().split(/\s+/);
+  const node = words.findIndex((word) => !/^[A-Z_][A-Z0-9_]*=/.test(word));
   const main = words.indexOf('src/main.ts');
-  if (words[0] !== 'node' || main < 0)
-    throw new Error('the start script must read `node [flags] src/main.ts`');
-  return words.slice(1, main);
+  if (words[node] !== 'node' || main < 0)
+    throw new Error('the start script must read `[NAME=value …] node [flags] src/main.ts`');
+  const env = Object.fromEntries(
+    words.slice(0, node).map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]),
+  );
+  return { env, flags: words.slice(node + 1, main) };
+}
+
+/** The `node` flags `npm start` runs the server with (package.json): the bench measures what ships. */
+export async function startFlags(): Promise<string[]> {
+  return (await startWords()).flags;
+}
+
+/**
+ * The environment variables `npm start` sets before `node` (package.json), such as glibc's
+ * MALLOC_MMAP_THRESHOLD_, which must be in the environment when the process starts.
+ */
+export async function startEnvironment(): Promise<Record<string, string>> {
+  return (await startWords()).env;
 }
 
 /** Starts a server process and waits until it answers HTTP. */

@@ -10,30 +10,26 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { freePort } from '../src/db/embedded.ts';
 import { GRAPHQL_LIMITS } from '../src/limits/graphql-limits.ts';
+import { startEnvironment, startFlags } from './child.ts';
 import { residentMemory } from './load.ts';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.MEMORY_SECONDS ?? 30);
 const INVOICE_LINES = 1000;
 
-async function startFlags(): Promise<string[]> {
-  const manifest = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8'));
-  const words = String(manifest.scripts.start).trim().split(/\s+/);
-  return words.slice(1, words.indexOf('src/main.ts'));
-}
-
 async function startServer(dataDir: string, flags: string[]) {
   const port = await freePort();
   const child = spawn(process.execPath, [...flags, path.join(ROOT, 'src/main.ts')], {
     env: {
       ...process.env,
+      ...(await startEnvironment()),
       DATA_DIR: dataDir,
       DATABASE_URL: '',
       PORT: String(port),

@@ -37,7 +37,7 @@ import { GRAPHQL_LIMITS } from '../src/limits/graphql-limits.ts';
 import { MAX_LINES_PER_INVOICE } from '../src/modules/invoice/invoice.input.ts';
 import { entities } from '../src/modules/registry.ts';
 import { Baseline, createBaselineServer } from './baseline-server.ts';
-import { type Child, startChild, startFlags, stopChild } from './child.ts';
+import { type Child, startChild, startEnvironment, startFlags, stopChild } from './child.ts';
 import { drainJobQueue, measure } from './load.ts';
 import { checkSameAnswers, peerScenario, postgraphilePeers } from './postgraphile.ts';
 import { startPostgraphile } from './postgraphile-server.ts';
@@ -337,6 +337,8 @@ async function main(): Promise<void> {
     await orm.close();
 
     const serverEnv = {
+      // As `npm start` sets them (its allocator settings), for the three servers alike.
+      ...(await startEnvironment()),
       DATABASE_URL: database.url,
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
@@ -418,6 +420,23 @@ async function main(): Promise<void> {
     const phases = [false, true].map((memoryOnly) =>
       [...list.entries()].filter(([index]) => (results[index] as ScenarioResult).memoryOnly === memoryOnly),
     );
+    // One unmeasured pass of every measured scenario on every server first: a fresh process grows to its
+    // working size (compiled code, the heap's young generation, pools) in the first load it sees, which
+    // would otherwise count as growth from the first round to the last in whichever scenario came first.
+    if (settings.warmupSeconds > 0) {
+      log('warming every server up on every scenario (not measured)');
+      for (const [index, scenario] of phases[0] ?? []) {
+        for (const side of (results[index] as ScenarioResult).sides) {
+          const child = children[side] as Child;
+          await measure(
+            child.url,
+            { server: child.process.pid as number, postgres: null },
+            scenarioOf(scenario, side),
+            { ...settings, seconds: settings.warmupSeconds, warmupSeconds: 0, quiesce },
+          );
+        }
+      }
+    }
     for (const phase of phases)
       for (let round = 0; round < settings.rounds; round++) {
         for (const [index, scenario] of phase) {
@@ -455,12 +474,12 @@ async function main(): Promise<void> {
       rounds: settings.rounds,
       settings:
         `Load: autocannon, ${settings.connections} connections over loopback, ${settings.warmupSeconds} s warm-up ` +
-        `then ${settings.seconds} s measured per endpoint and server; the service, the baseline and (on the two ` +
+        `then ${settings.seconds} s measured per endpoint and server, after one unmeasured ${settings.warmupSeconds} s pass of every endpoint on every server; the service, the baseline and (on the two ` +
         `GraphQL queries it serves) PostGraphile back to back, ${settings.rounds} rounds, the order rotating by one ` +
         `each round; then the memory scenario's ${settings.rounds} rounds. Before each measurement the database is vacuumed, analyzed and checkpointed; after the ` +
         `warm-up and after the measured load the run waits until the job queue has nothing due, so no backlog ` +
         `of one measurement lands in another (largest backlog left after a load: ${backlog} job(s)). ` +
-        `Service: \`${['node', ...flags, 'src/main.ts'].join(' ')}\` (as \`npm start\`), JOB_WORKER on (its ` +
+        `Service: \`${[...Object.entries(await startEnvironment()).map(([name, value]) => `${name}=${value}`), 'node', ...flags, 'src/main.ts'].join(' ')}\` (as \`npm start\`), JOB_WORKER on (its ` +
         `job worker in the process, as in production: the event fan-outs of writes are part of its cost), ` +
         `LOG_LEVEL=warn, rate limit and query cost budget off, DB_POOL_MAX=${settings.poolMax ?? 'default (10)'}` +
         (settings.nodeOptions ? `, NODE_OPTIONS=\`${settings.nodeOptions}\`` : '') +
