@@ -1,11 +1,11 @@
 /**
  * In-process CPU per GraphQL read (no sockets, no load generator): the invoice page and customer(id),
- * through `app.fetch` with the token cache on, as the server runs them. For comparing a change to the
+ * through `app.fetch` with the token cache on, as the server runs them, and PostgreSQL's CPU per request. For comparing a change to the
  * GraphQL read path before and after on a shared machine (CPU time, not req/s).
  *
  *   node bench/graphql-cpu.ts [requests=400] [concurrency=10]
  */
-import { chmod, mkdtemp } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -14,6 +14,7 @@ import { TokenCache } from '../src/auth/token-cache.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, openOrm } from '../src/db/orm.ts';
 import { entities } from '../src/modules/registry.ts';
+import { postgresCpu } from './load.ts';
 import { scenarios } from './scenarios.ts';
 import { seed } from './seed.ts';
 import { StatementRecorder } from './statements.ts';
@@ -50,6 +51,10 @@ try {
     await send(0);
     const statements = await recorder.during(() => send(1));
     for (let i = 0; i < 200; i++) await send(i); // warm-up (JIT, compiled queries)
+    const postmaster = Number(
+      (await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
+    );
+    const postgresBefore = await postgresCpu(postmaster);
     const cpu = process.cpuUsage();
     const started = performance.now();
     let next = 0;
@@ -60,9 +65,10 @@ try {
     );
     const used = process.cpuUsage(cpu);
     const ms = performance.now() - started;
+    const postgresUsed = (await postgresCpu(postmaster)) ?? Number.NaN;
     console.log(
       `${scenario.name}: ${((used.user + used.system) / 1000 / requests).toFixed(2)} ms CPU/request ` +
-        `(this process, PostgreSQL not included), ${(requests / (ms / 1000)).toFixed(0)} req/s, ` +
+        `(this process), PostgreSQL ${((postgresUsed - (postgresBefore ?? Number.NaN)) / requests).toFixed(2)} ms CPU/request, ${(requests / (ms / 1000)).toFixed(0)} req/s, ` +
         `${statements.length} statements; load ${os
           .loadavg()
           .map((l) => l.toFixed(1))

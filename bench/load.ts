@@ -176,7 +176,7 @@ async function cpuOf(pid: number): Promise<number | null> {
  * backend that has exited (a pool closed an idle connection) counts through the postmaster's total
  * for reaped children.
  */
-async function postgresCpu(postmaster: number | null): Promise<number | null> {
+export async function postgresCpu(postmaster: number | null): Promise<number | null> {
   if (postmaster === null) return null;
   const own = await statOf(postmaster);
   if (!own) return null;

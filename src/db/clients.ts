@@ -37,7 +37,8 @@ export function poolClient({ namedStatements, role }: PoolClientOptions): typeof
         }
       };
   if (role === undefined) return base;
-  const setRole = `select set_config('role', ${pg.escapeLiteral(role)}, true)`;
+  const setRoleCall = `set_config('role', ${pg.escapeLiteral(role)}, true)`;
+  const setRole = `select ${setRoleCall}`;
 
   class RoleClient extends base {
     /** The last statement sent: the next decides on the connection's state once that one is answered. */
@@ -59,7 +60,7 @@ export function poolClient({ namedStatements, role }: PoolClientOptions): typeof
     const callback = typeof rest.at(-1) === 'function' ? (rest.pop() as Callback) : undefined;
     const args = [config, ...rest];
     const run = this.tail.then(() =>
-      asRole(this, (...call) => Reflect.apply(send, this, call), setRole, args),
+      asRole(this, (...call) => Reflect.apply(send, this, call), setRole, setRoleCall, args),
     );
     this.tail = run.catch(() => {});
     if (!callback) return run;
@@ -88,6 +89,7 @@ async function asRole(
   client: pg.Client & { pendingBegin: string | undefined },
   send: Send,
   setRole: string,
+  setRoleCall: string,
   args: unknown[],
 ): Promise<unknown> {
   const [config, values] = args;
@@ -98,7 +100,11 @@ async function asRole(
     const inlined = typeof text === 'string' ? withValuesWritten(text, values) : undefined;
     if (inlined !== undefined) {
       // BEGIN, the role and the transaction's variables in one simple query: one round trip, not two.
-      const results = await send(`${begin}; ${setRole}; ${inlined}`).catch(abandon(client, send));
+      // When the variables set this role already (inEnvironment names it among them), once is enough.
+      const statement = setsRole(inlined, setRoleCall)
+        ? `${begin}; ${inlined}`
+        : `${begin}; ${setRole}; ${inlined}`;
+      const results = await send(statement).catch(abandon(client, send));
       return Array.isArray(results) ? results.at(-1) : results;
     }
     await send(`${begin}; ${setRole}`).catch(abandon(client, send));
@@ -124,6 +130,15 @@ async function asRole(
     if (client.getTransactionStatus() !== 'I') await send('rollback').catch(() => {});
     throw error;
   }
+}
+
+/**
+ * True when `inlined` (a `select set_config(…), …` of written-in literals, see withValuesWritten) has
+ * `setRoleCall` as one of its calls. A value cannot fake one: written-in literals have their quotes
+ * doubled (or none, SET_CONFIG_WRITTEN), so the call's quoted name and value only match a call.
+ */
+function setsRole(inlined: string, setRoleCall: string): boolean {
+  return inlined.startsWith(`select ${setRoleCall}`) || inlined.includes(`, ${setRoleCall}`);
 }
 
 /**

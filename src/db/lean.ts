@@ -250,7 +250,19 @@ export type JsonShape<T> = {
   object: (alias: string) => string;
   /** A parsed JSON array of `object` as leanFind's row. */
   revive: (values: unknown[]) => Readonly<T>;
+  /**
+   * The same shape with only `properties` (and `id` and `environmentId`, which every row keeps), for a
+   * read that knows what its rows will be asked for (a GraphQL selection, see src/graphql/columns.ts):
+   * the row then has those properties only. All of them when `properties` is null or names one the
+   * entity has no column for.
+   */
+  only: (properties: ReadonlySet<string> | null) => JsonShape<T>;
 };
+
+/** Properties every narrowed row keeps: its identity and its tenant. */
+const ALWAYS = ['id', 'environmentId'];
+/** Narrowed shapes kept per entity (one per distinct selection): beyond it, the oldest is dropped. */
+const NARROWED_SHAPES = 64;
 
 const jsonShapes = new WeakMap<object, JsonShape<never>>();
 
@@ -296,19 +308,48 @@ export function jsonShape<T extends object>(em: EntityManager, entity: EntityNam
   });
   const names = props.map((prop) => prop.name);
   const dates = props.map((prop) => columnType(prop).startsWith('timestamp'));
-  // One object literal of the entity's properties, compiled once per entity: every row then has the
-  // same hidden class, built without a keyed store per property. The names are the entity's own.
-  const literal = names.map((name, index) => {
-    const value = `values[${index}]`;
-    return `${JSON.stringify(name)}: ${dates[index] ? `${value} == null ? ${value} : new Date(${value})` : value}`;
-  });
-  const build = new Function('values', `return { ${literal.join(', ')} };`) as (
-    values: unknown[],
-  ) => Record<string, unknown>;
-  const shape: JsonShape<T> = {
-    object: (alias) => `json_build_array(${parts.map((part) => part(alias)).join(', ')})`,
-    revive: (values) => Object.freeze(build(values)) as Readonly<T>,
+  const build = (indexes: readonly number[]): JsonShape<T> => {
+    // One object literal of the entity's properties, compiled once per entity (and per narrowed
+    // selection): every row then has the same hidden class, built without a keyed store per property.
+    // The names are the entity's own.
+    const literal = indexes.map((index, position) => {
+      const value = `values[${position}]`;
+      return `${JSON.stringify(names[index])}: ${dates[index] ? `${value} == null ? ${value} : new Date(${value})` : value}`;
+    });
+    const construct = new Function('values', `return { ${literal.join(', ')} };`) as (
+      values: unknown[],
+    ) => Record<string, unknown>;
+    const selected = indexes.map((index) => parts[index] as (alias: string) => string);
+    return {
+      object: (alias) => `json_build_array(${selected.map((part) => part(alias)).join(', ')})`,
+      revive: (values) => Object.freeze(construct(values)) as Readonly<T>,
+      only,
+    };
   };
+  const narrowed = new Map<string, JsonShape<T>>();
+  const position = new Map(names.map((name, index) => [name, index]));
+  const only = (properties: ReadonlySet<string> | null): JsonShape<T> => {
+    if (properties === null) return shape;
+    const wanted = new Set(ALWAYS.filter((name) => position.has(name)));
+    for (const name of properties) {
+      if (!position.has(name)) return shape;
+      wanted.add(name);
+    }
+    if (wanted.size === names.length) return shape;
+    const indexes = [...wanted].map((name) => position.get(name) as number).sort((a, b) => a - b);
+    const key = indexes.join(',');
+    const known = narrowed.get(key);
+    if (known) {
+      narrowed.delete(key);
+      narrowed.set(key, known);
+      return known;
+    }
+    const made = build(indexes);
+    narrowed.set(key, made);
+    if (narrowed.size > NARROWED_SHAPES) narrowed.delete(narrowed.keys().next().value as string);
+    return made;
+  };
+  const shape = build(names.map((_, index) => index));
   jsonShapes.set(entity as object, shape as JsonShape<never>);
   return shape;
 }

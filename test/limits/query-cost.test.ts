@@ -1,9 +1,12 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { parse } from 'graphql';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/app.ts';
 import { MAX_PAGE_SIZE } from '../../src/db/pagination.ts';
+import { schema } from '../../src/graphql/schema.ts';
 import { GRAPHQL_LIMITS } from '../../src/limits/graphql-limits.ts';
+import { priceQuery } from '../../src/limits/query-cost.ts';
 import { invoiceFixtures } from '../invoice/fixtures.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 import { openLoggedOrm, type StatementLog } from '../support/statements.ts';
@@ -109,5 +112,46 @@ describe('query cost', () => {
 
     expect(response.body.errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
     expect(response.statements).toEqual([]);
+  });
+
+  it('remembers a price per document and page size, whatever the other variables are', async () => {
+    const document = parse(`query ($n: Int, $id: UUID!, $customer: UUID) {
+      customer(id: $id) { name invoices(first: $n, filter: { status: booked }) { edges { node { id } } } }
+      invoices(first: 5, filter: { customerId: $customer }) { edges { node { id items { id } } } }
+    }`);
+    const price = (variables: Record<string, unknown>) =>
+      priceQuery({ schema, document, variableValues: variables, context: {} }, GRAPHQL_LIMITS.maxCost);
+
+    const first = price({ n: 2, id: '01a1fcaa-0000-7000-8000-000000000001' });
+    const otherId = price({ n: 2, id: '01a1fcaa-0000-7000-8000-000000000002' });
+    const larger = price({ n: 40, id: '01a1fcaa-0000-7000-8000-000000000001' });
+    const withCustomer = price({
+      n: 2,
+      id: '01a1fcaa-0000-7000-8000-000000000001',
+      customer: '01a1fcaa-0000-7000-8000-000000000009',
+    });
+
+    // the same page size prices the same (remembered: the same answer), another page size anew
+    expect(otherId).toBe(first);
+    expect(larger.cost).toBeGreaterThan(first.cost);
+    // a variable an argument mapper reads (the filter's validation) is part of what is remembered
+    expect(withCustomer).not.toBe(first);
+    expect(withCustomer.cost).toBe(first.cost);
+    // variables that do not fit their types are refused as before, not answered from what was remembered
+    expect(price({ n: 2, id: 'not a uuid' }).errors[0]?.message).toContain(
+      'Variable "$id" got invalid value',
+    );
+    // and a fresh document prices as the remembered one did
+    const fresh = priceQuery(
+      {
+        schema,
+        document: parse(document.loc?.source.body ?? ''),
+        variableValues: { n: 40, id: '01a1fcaa-0000-7000-8000-000000000003' },
+        context: {},
+      },
+      GRAPHQL_LIMITS.maxCost,
+    );
+    expect(fresh.errors).toEqual([]);
+    expect(fresh.cost).toBe(larger.cost);
   });
 });

@@ -1,4 +1,5 @@
 import { builder } from '../../graphql/builder.ts';
+import { reads } from '../../graphql/columns.ts';
 import { TaxRoundingEnum } from '../environment/environment.graphql.ts';
 import { TaxBehaviorEnum, TaxCategoryEnum, TaxExemptEnum } from '../tax/tax-policy.graphql.ts';
 import { taxNoteOf } from '../tax/tax-policy.ts';
@@ -55,6 +56,7 @@ builder.objectFields(InvoiceRef, (t) => ({
   taxNote: t.string({
     nullable: true,
     description: 'The wording the law requires when no VAT is charged because of who the customer is.',
+    extensions: reads('taxExempt'),
     resolve: (invoice) => taxNoteOf(invoice.taxExempt),
   }),
   taxBreakdown: t.field({

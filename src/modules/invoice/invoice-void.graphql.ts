@@ -1,6 +1,7 @@
 import type { RequestContext } from '../../context.ts';
 import { today } from '../../dates/calendar.ts';
 import { builder } from '../../graphql/builder.ts';
+import { reads } from '../../graphql/columns.ts';
 import { describedValues } from '../../graphql/enum-values.ts';
 import { payloadType, type UserError, UserErrorRef, withUserErrors } from '../../graphql/user-errors.ts';
 import { clockLoaders } from '../clock/clock.now.ts';
@@ -39,6 +40,7 @@ builder.objectFields(InvoiceRef, (t) => ({
     nullable: true,
     description:
       'What became of a booked invoice: void, uncollectible (while something is due), paid (nothing due) or open; null for a draft. `status` stays as the contract lists it.',
+    extensions: reads('status', 'voidedAt', 'totalInclVat', 'settledAmount', 'uncollectibleAt'),
     resolve: (invoice) => collectionStatus(invoice),
   }),
   overdue: t.boolean({

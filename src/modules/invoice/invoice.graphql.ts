@@ -1,12 +1,12 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { builder } from '../../graphql/builder.ts';
+import { objectType, propertiesRead, reads, SAME_ROW } from '../../graphql/columns.ts';
 import { describedValues } from '../../graphql/enum-values.ts';
 import { NodeRef, nodeType } from '../../graphql/node.ts';
 import { orderInput } from '../../graphql/ordering.ts';
 import { selectedFields } from '../../graphql/selection.ts';
 import { LIST_BOUNDS, listCost } from '../../limits/query-cost.ts';
 import { BillingAddressRef, CustomerRef } from '../customer/customer.graphql.ts';
-import { customerLoaders } from '../customer/customer.reads.ts';
 import { SETTLEMENT_STATUSES } from './invoice.arithmetic.ts';
 import {
   INVOICE_STATUSES,
@@ -67,6 +67,7 @@ const InvoiceItemTaxRef = builder.objectRef<InvoiceItem>('InvoiceItemTax').imple
   description: 'The tax treatment of an invoice line.',
   fields: (t) => ({
     taxable: t.boolean({
+      extensions: reads('taxCode'),
       resolve: (item) => item.taxCode != null,
       description: 'Whether the line is taxed: it has a tax code.',
     }),
@@ -77,6 +78,7 @@ const InvoiceItemTaxRef = builder.objectRef<InvoiceItem>('InvoiceItemTax').imple
     taxRate: t.float({
       nullable: true,
       description: 'Percentage (25 is 25 %), as the tax code had it when the line got it.',
+      extensions: reads('taxRate'),
       resolve: (item) => (item.taxRate == null ? null : Number(item.taxRate)),
     }),
   }),
@@ -85,8 +87,16 @@ const InvoiceItemTaxRef = builder.objectRef<InvoiceItem>('InvoiceItemTax').imple
 const InvoiceItemDiscountRef = builder.objectRef<InvoiceItem>('InvoiceItemDiscount').implement({
   description: 'A discount on an invoice line: a percentage or an amount.',
   fields: (t) => ({
-    percentage: t.float({ description: '10 is 10 %.', resolve: (item) => Number(item.discountPercentage) }),
-    amount: t.float({ description: 'Minor units.', resolve: (item) => Number(item.discountAmount) }),
+    percentage: t.float({
+      description: '10 is 10 %.',
+      extensions: reads('discountPercentage'),
+      resolve: (item) => Number(item.discountPercentage),
+    }),
+    amount: t.float({
+      description: 'Minor units.',
+      extensions: reads('discountAmount'),
+      resolve: (item) => Number(item.discountAmount),
+    }),
   }),
 });
 
@@ -95,11 +105,13 @@ export const InvoiceItemRef = builder.objectRef<InvoiceItem>('InvoiceItem').impl
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
     quantity: t.float({
+      extensions: reads('quantity'),
       resolve: (item) => Number(item.quantity),
       description: 'The quantity billed (up to 6 decimals).',
     }),
     unitAmount: t.float({
       description: 'Minor units; may be fractional (0.25 cents per call).',
+      extensions: reads('unitAmount'),
       resolve: (item) => Number(item.unitAmount),
     }),
     sku: t.exposeString('sku', {
@@ -131,9 +143,15 @@ export const InvoiceItemRef = builder.objectRef<InvoiceItem>('InvoiceItem').impl
       description:
         "The line's share of its rate group's VAT, or its own VAT rounded under line rounding (docs/tax.md).",
     }),
-    tax: t.field({ type: InvoiceItemTaxRef, resolve: (item) => item, description: 'How the line is taxed.' }),
+    tax: t.field({
+      type: InvoiceItemTaxRef,
+      extensions: SAME_ROW,
+      resolve: (item) => item,
+      description: 'How the line is taxed.',
+    }),
     discount: t.field({
       type: InvoiceItemDiscountRef,
+      extensions: SAME_ROW,
       resolve: (item) => item,
       description: 'The line’s discount.',
     }),
@@ -202,14 +220,16 @@ InvoiceRef.implement({
       type: InvoiceCustomerSnapshotRef,
       description:
         'The customer as this invoice names it (frozen when booked). The customer as it is now: `liveCustomer`.',
+      extensions: reads('customerSnapshot', 'customerId'),
       resolve: (invoice, _args, ctx) => new InvoiceReads(ctx).customerOf(invoice),
     }),
     customerId: t.expose('customerId', { type: 'UUID', description: 'The id of the customer billed.' }),
     liveCustomer: t.field({
       type: CustomerRef,
       description: 'The customer billed, as it is now (renamed or moved since booking, perhaps).',
+      extensions: reads('customerId'),
       resolve: async (invoice, _args, ctx) => {
-        const customer = await ctx.loaders.of(customerLoaders).byId.load(invoice.customerId);
+        const customer = await new InvoiceReads(ctx).liveCustomerOf(invoice);
         if (!customer) throw new Error(`customer ${invoice.customerId} of invoice ${invoice.id} is missing`);
         return customer;
       },
@@ -228,19 +248,21 @@ InvoiceRef.implement({
       description: 'Its lines, in order.',
       type: [InvoiceItemRef],
       complexity: listCost(LIST_BOUNDS.invoiceItems),
-      resolve: (invoice, _args, ctx) => ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.load(invoice.id),
+      extensions: reads(),
+      resolve: (invoice, _args, ctx) => new InvoiceReads(ctx).itemsOf(invoice),
     }),
     settlements: t.field({
       description: 'The settlements recorded on it, oldest first.',
       type: [SettlementRef],
       complexity: listCost(LIST_BOUNDS.settlements),
-      resolve: (invoice, _args, ctx) =>
-        ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.load(invoice.id),
+      extensions: reads(),
+      resolve: (invoice, _args, ctx) => new InvoiceReads(ctx).settlementsOf(invoice),
     }),
     creditedInvoice: t.field({
       type: InvoiceRef,
       nullable: true,
       description: 'On a credit note: the invoice it credits.',
+      extensions: reads('creditedInvoiceId'),
       resolve: (invoice, _args, ctx) =>
         invoice.creditedInvoiceId
           ? ctx.loaders.of(invoiceLoaders).byId.load(invoice.creditedInvoiceId)
@@ -255,18 +277,26 @@ InvoiceRef.implement({
     totalDue: t.field({
       type: 'SafeInt',
       description: 'totalInclVat − Σ settlements; negative when over-settled; 0 when void.',
+      extensions: reads('voidedAt', 'totalInclVat', 'settledAmount'),
       resolve: (invoice) => amountDue(invoice),
     }),
   }),
 });
 
-/** What the invoices of a page are asked for besides their own columns: read with the page (InvoiceReads.list). */
+/**
+ * What the invoices of a page are asked for: the columns their fields read, and what besides their own
+ * columns, with the columns those fields read: read with the page (InvoiceReads.list).
+ */
 function pageParts(info: GraphQLResolveInfo): InvoicePageParts {
-  const fields = selectedFields(info, ['edges', 'node']);
+  const node = ['edges', 'node'];
+  const fields = selectedFields(info, node);
+  const columns = (field: string, type: string) =>
+    fields.has(field) ? propertiesRead(info, [...node, field], objectType(info, type)) : undefined;
   return {
-    items: fields.has('items'),
-    settlements: fields.has('settlements'),
-    customer: fields.has('liveCustomer'),
+    columns: propertiesRead(info, node, objectType(info, 'Invoice')),
+    items: columns('items', 'InvoiceItem'),
+    settlements: columns('settlements', 'Settlement'),
+    customer: columns('liveCustomer', 'Customer'),
     draftCustomer: fields.has('customer'),
   };
 }

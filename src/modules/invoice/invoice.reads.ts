@@ -10,7 +10,7 @@ import {
   type PageArgs,
   type Sort,
 } from '../../db/pagination.ts';
-import { CustomerSchema } from '../customer/customer.entity.ts';
+import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
 import { customerLoaders } from '../customer/customer.reads.ts';
 import type { InvoiceSeller } from '../seller/seller.entity.ts';
 import { currentSeller, sellerLogo } from '../seller/seller.service.ts';
@@ -35,17 +35,41 @@ export const invoiceLoaders = ((em, environmentId) => ({
 })) satisfies LoaderSet<unknown>;
 
 /**
- * What a page of invoices will be asked for besides the invoices themselves (a GraphQL selection):
- * read in the page's statement and handed to the loaders, so resolving them sends no statement more.
+ * Which properties of an entity's rows a read brings: those named (with `id` and `environmentId`), or
+ * every column (null).
+ */
+export type Columns = ReadonlySet<string> | null;
+
+/**
+ * What a page of invoices will be asked for (a GraphQL selection): the columns of the invoices, and
+ * what besides them with its columns (absent: not asked for), read in the page's statement, so resolving
+ * them sends no statement more (see InvoiceReads.itemsOf and the others).
  */
 export type InvoicePageParts = {
-  items?: boolean;
-  settlements?: boolean;
+  /** The invoices' own columns; every column when null or absent. */
+  columns?: Columns;
+  items?: Columns;
+  settlements?: Columns;
   /** The live customer of every invoice (`liveCustomer`). */
-  customer?: boolean;
+  customer?: Columns;
   /** The live customer of the drafts only (`customer`: a booked invoice shows its snapshot). */
   draftCustomer?: boolean;
 };
+
+/** What customerSummary reads of a customer: the draft's `customer` of a page. */
+const CUSTOMER_SUMMARY: ReadonlySet<string> = new Set(['id', 'handle', 'name', 'billingAddress']);
+
+/**
+ * What a page's read brought with each of its invoices (keyed by the invoice's row), for the fields of
+ * its selection: rows of the columns the selection reads, so never handed to the request's loaders,
+ * where another field could find a row without the columns it reads. Whole rows go to the loaders too.
+ */
+type PageRow = {
+  items?: readonly Readonly<InvoiceItem>[];
+  settlements?: readonly Readonly<Settlement>[];
+  customer?: Readonly<Customer> | null;
+};
+const pageRows = new WeakMap<object, PageRow>();
 
 /** An invoice with everything its documents show (contract 2.1). */
 export type InvoiceDocument = {
@@ -81,7 +105,7 @@ export class InvoiceReads {
   /** The customer as the invoice shows it: frozen when booked, the live customer while a draft. */
   async customerOf(invoice: Invoice): Promise<InvoiceCustomer> {
     if (invoice.customerSnapshot) return invoice.customerSnapshot;
-    const customer = await this.ctx.loaders.of(customerLoaders).byId.load(invoice.customerId);
+    const customer = await this.liveCustomerOf(invoice);
     if (!customer) throw new Error(`customer ${invoice.customerId} of invoice ${invoice.id} is missing`);
     return customerSummary(customer);
   }
@@ -94,6 +118,30 @@ export class InvoiceReads {
     if (invoice.customerSnapshot) return customer;
     const live = await this.ctx.loaders.of(customerLoaders).byId.load(invoice.customerId);
     return live ? customerSnapshot(live) : customer;
+  }
+
+  /** The invoice's customer as it is now (null when missing), from the invoice's page when it read it. */
+  liveCustomerOf(invoice: Invoice): Promise<Readonly<Customer> | null> | Readonly<Customer> {
+    return (
+      pageRows.get(invoice)?.customer ?? this.ctx.loaders.of(customerLoaders).byId.load(invoice.customerId)
+    );
+  }
+
+  /** The invoice's lines in order, from the invoice's page when it read them. */
+  itemsOf(invoice: Invoice): Promise<readonly Readonly<InvoiceItem>[]> | readonly Readonly<InvoiceItem>[] {
+    return (
+      pageRows.get(invoice)?.items ?? this.ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.load(invoice.id)
+    );
+  }
+
+  /** The invoice's settlements, oldest first, from the invoice's page when it read them. */
+  settlementsOf(
+    invoice: Invoice,
+  ): Promise<readonly Readonly<Settlement>[]> | readonly Readonly<Settlement>[] {
+    return (
+      pageRows.get(invoice)?.settlements ??
+      this.ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.load(invoice.id)
+    );
   }
 
   async document(invoice: Invoice): Promise<InvoiceDocument> {
@@ -172,57 +220,75 @@ export class InvoiceReads {
   }
 
   /**
-   * The page's read: the invoices alone (leanFind) or, when `parts` asks for more, one statement that
-   * also brings each invoice's items, settlements and customer as JSON (correlated subqueries, as
-   * PostGraphile reads a page). What it brings primes the request's loaders, so the field resolvers
-   * find it there; the rows are exactly the loaders' own (jsonShape), so every answer stays the same.
+   * The page's read: the invoices alone (leanFind) or, when `parts` asks for more or for fewer columns,
+   * one statement that builds each invoice as JSON of the columns its selection reads, with its items,
+   * settlements and customer (correlated subqueries, as PostGraphile reads a page). What it brings goes
+   * with its invoice (pageRows) for the selection's fields to find; whole rows (a selection with a field
+   * that does not say what it reads) also prime the request's loaders, as leanFind's rows would.
    */
   private pageRead(parts: InvoicePageParts) {
-    if (!parts.items && !parts.settlements && !parts.customer && !parts.draftCustomer) return undefined;
+    const children = parts.items !== undefined || parts.settlements !== undefined;
+    const customers = parts.customer !== undefined || parts.draftCustomer === true;
+    const whole = parts.columns == null;
+    if (!children && !customers && whole) return undefined;
     const { em } = this.ctx;
     const invoice = tableOf(em, InvoiceSchema);
-    const invoiceJson = jsonShape(em, InvoiceSchema);
-    const itemJson = jsonShape(em, InvoiceItemSchema);
-    const settlementJson = jsonShape(em, SettlementSchema);
-    const customerJson = jsonShape(em, CustomerSchema);
-    const children = (table: string, shape: string) =>
+    // A field that may read anything of an invoice may also load its children: they are read whole.
+    const narrow = (columns: Columns | undefined) => (whole ? null : (columns ?? null));
+    const invoiceJson = jsonShape(em, InvoiceSchema).only(narrow(parts.columns));
+    const itemJson = jsonShape(em, InvoiceItemSchema).only(narrow(parts.items));
+    const settlementJson = jsonShape(em, SettlementSchema).only(narrow(parts.settlements));
+    const customerColumns =
+      parts.customer === null || (whole && customers)
+        ? null
+        : new Set([...(parts.customer ?? []), ...(parts.draftCustomer ? CUSTOMER_SUMMARY : [])]);
+    const customerJson = jsonShape(em, CustomerSchema).only(customerColumns);
+    const wholeItems = itemJson === jsonShape(em, InvoiceItemSchema);
+    const wholeSettlements = settlementJson === jsonShape(em, SettlementSchema);
+    const wholeCustomers = customerJson === jsonShape(em, CustomerSchema);
+    const childRows = (table: string, shape: string) =>
       `(select coalesce(json_agg(${shape} order by "c"."id"), '[]'::json) from ${table} as "c" ` +
       `where "c"."environment_id" = ${invoice}."environment_id" and "c"."invoice_id" = ${invoice}."id")`;
     const select = [
       `${invoiceJson.object(invoice)} as "invoice"`,
-      ...(parts.items
-        ? [`${children(tableOf(em, InvoiceItemSchema), itemJson.object('"c"'))} as "items"`]
+      ...(parts.items !== undefined
+        ? [`${childRows(tableOf(em, InvoiceItemSchema), itemJson.object('"c"'))} as "items"`]
         : []),
-      ...(parts.settlements
-        ? [`${children(tableOf(em, SettlementSchema), settlementJson.object('"c"'))} as "settlements"`]
+      ...(parts.settlements !== undefined
+        ? [`${childRows(tableOf(em, SettlementSchema), settlementJson.object('"c"'))} as "settlements"`]
         : []),
-      ...(parts.customer || parts.draftCustomer
+      ...(customers
         ? [
             `(select ${customerJson.object('"c"')} from ${tableOf(em, CustomerSchema)} as "c" ` +
               `where "c"."environment_id" = ${invoice}."environment_id" and "c"."id" = ${invoice}."customer_id"` +
-              `${parts.customer ? '' : ` and ${invoice}."customer_snapshot" is null`}) as "customer"`,
+              `${parts.customer !== undefined ? '' : ` and ${invoice}."customer_snapshot" is null`}) as "customer"`,
           ]
         : []),
     ].join(', ');
     const loaders = this.ctx.loaders.of(invoiceLoaders);
-    const customers = this.ctx.loaders.of(customerLoaders);
+    const customerById = this.ctx.loaders.of(customerLoaders).byId;
     return async (
       filter: LeanFilter<Invoice>,
       options: { orderBy: 'id'; descending: boolean; limit: number },
     ): Promise<Readonly<Invoice>[]> =>
       leanSelect(em, InvoiceSchema, filter, { ...options, select }, (row) => {
         const read = invoiceJson.revive(row.invoice as unknown[]);
-        if (parts.items) {
-          const items = (row.items as unknown[][]).map(itemJson.revive);
-          loaders.itemsByInvoiceId.prime(read.id, items);
+        if (!children && !customers) return read;
+        const brought: PageRow = {};
+        if (parts.items !== undefined) {
+          brought.items = (row.items as unknown[][]).map(itemJson.revive);
+          if (wholeItems) loaders.itemsByInvoiceId.prime(read.id, brought.items as InvoiceItem[]);
         }
-        if (parts.settlements) {
-          const settlements = (row.settlements as unknown[][]).map(settlementJson.revive);
-          loaders.settlementsByInvoiceId.prime(read.id, settlements);
+        if (parts.settlements !== undefined) {
+          brought.settlements = (row.settlements as unknown[][]).map(settlementJson.revive);
+          if (wholeSettlements)
+            loaders.settlementsByInvoiceId.prime(read.id, brought.settlements as Settlement[]);
         }
         if (row.customer) {
-          customers.byId.prime(read.customerId, customerJson.revive(row.customer as unknown[]));
+          brought.customer = customerJson.revive(row.customer as unknown[]);
+          if (wholeCustomers) customerById.prime(read.customerId, brought.customer);
         }
+        pageRows.set(read, brought);
         return read;
       });
   }
