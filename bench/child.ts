@@ -70,3 +70,28 @@ export async function stopChild(child: Child | undefined): Promise<void> {
   await exited;
   clearTimeout(timer);
 }
+
+/**
+ * Runs a bench script's `main`, then says how many of its `failures` (checks that did not hold) there were
+ * and exits non-zero if any; stops the script after `limitMs` if it has not finished, once `cleanup` has
+ * stopped what it started (servers, databases), so a stuck run leaves nothing behind.
+ */
+export async function runBounded(
+  name: string,
+  limitMs: number,
+  main: () => Promise<void>,
+  cleanup: () => Promise<void>,
+  failures: readonly string[],
+): Promise<void> {
+  const say = (message: string) => process.stdout.write(`${message}\n`);
+  const timer = setTimeout(() => {
+    say(`${name} did not finish within ${limitMs / 60_000} minutes; stopping`);
+    void cleanup().finally(() => process.exit(2));
+  }, limitMs);
+  timer.unref();
+  await main();
+  if (failures.length > 0) {
+    say(`\n${failures.length} check(s) failed`);
+    process.exitCode = 1;
+  }
+}

@@ -23,7 +23,7 @@ import { AccessService } from '../src/auth/access.service.ts';
 import { freePort, startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, openOrm } from '../src/db/orm.ts';
 import { entities } from '../src/modules/registry.ts';
-import { type Child, startChild, startFlags, stopChild } from './child.ts';
+import { type Child, runBounded, startChild, startFlags, stopChild } from './child.ts';
 import { type Measurement, measure } from './load.ts';
 import { scenarios } from './scenarios.ts';
 import { seed } from './seed.ts';
@@ -422,15 +422,6 @@ async function main(): Promise<void> {
     await cleanup();
   }
   log(`\n${lines.join('\n')}`);
-  if (failures.length > 0) {
-    log(`\n${failures.length} check(s) failed`);
-    process.exitCode = 1;
-  }
 }
 
-const timer = setTimeout(() => {
-  log(`bench:multiprocess did not finish within ${HARD_LIMIT_MS / 60_000} minutes; stopping`);
-  void cleanup().finally(() => process.exit(2));
-}, HARD_LIMIT_MS);
-timer.unref();
-await main();
+await runBounded('bench:multiprocess', HARD_LIMIT_MS, main, () => cleanup(), failures);

@@ -28,7 +28,7 @@ import { AccessService } from '../src/auth/access.service.ts';
 import { migrate, openOrm } from '../src/db/orm.ts';
 import { entities } from '../src/modules/registry.ts';
 import { startPrimaryWithReplica } from '../test/support/replica.ts';
-import { type Child, startChild, startFlags, stopChild } from './child.ts';
+import { type Child, runBounded, startChild, startFlags, stopChild } from './child.ts';
 import { type Measurement, measure } from './load.ts';
 import { show, spread } from './report.ts';
 import { CUSTOMER_QUERY, invoiceItems, scenarios } from './scenarios.ts';
@@ -498,15 +498,6 @@ async function main(): Promise<void> {
     await writeSection(section);
     log(`\nwritten to ${path.relative(process.cwd(), RESULTS)}`);
   }
-  if (failures.length > 0) {
-    log(`\n${failures.length} check(s) failed`);
-    process.exitCode = 1;
-  }
 }
 
-const timer = setTimeout(() => {
-  log(`bench:replica did not finish within ${HARD_LIMIT_MS / 60_000} minutes; stopping`);
-  void cleanup().finally(() => process.exit(2));
-}, HARD_LIMIT_MS);
-timer.unref();
-await main();
+await runBounded('bench:replica', HARD_LIMIT_MS, main, () => cleanup(), failures);
