@@ -95,3 +95,19 @@ export async function runBounded(
     process.exitCode = 1;
   }
 }
+
+/** A bench script's checks: each printed as it is made, listed for its report, the failed ones kept. */
+export function checkRecorder(): {
+  check: (ok: boolean, what: string) => void;
+  lines: string[];
+  failures: string[];
+} {
+  const lines: string[] = [];
+  const failures: string[] = [];
+  const check = (ok: boolean, what: string) => {
+    process.stdout.write(`${ok ? 'ok  ' : 'FAIL'} ${what}\n`);
+    lines.push(`- ${ok ? 'held' : '**failed**'}: ${what}`);
+    if (!ok) failures.push(what);
+  };
+  return { check, lines, failures };
+}

@@ -23,7 +23,7 @@ import { AccessService } from '../src/auth/access.service.ts';
 import { freePort, startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, openOrm } from '../src/db/orm.ts';
 import { entities } from '../src/modules/registry.ts';
-import { type Child, runBounded, startChild, startFlags, stopChild } from './child.ts';
+import { type Child, checkRecorder, runBounded, startChild, startFlags, stopChild } from './child.ts';
 import { type Measurement, measure } from './load.ts';
 import { scenarios } from './scenarios.ts';
 import { seed } from './seed.ts';
@@ -39,13 +39,7 @@ const HARD_LIMIT_MS = 15 * 60_000;
 const RATE_LIMIT = 150;
 const BOOKING_CONCURRENCY = 12;
 const log = (message: string) => process.stdout.write(`${message}\n`);
-const failures: string[] = [];
-const checkLines: string[] = [];
-const check = (ok: boolean, what: string) => {
-  log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
-  checkLines.push(`- ${ok ? 'held' : '**failed**'}: ${what}`);
-  if (!ok) failures.push(what);
-};
+const { check, lines: checkLines, failures } = checkRecorder();
 /** Stops whatever runs (servers, nginx, PostgreSQL); set once they are started. */
 let cleanup: () => Promise<void> = async () => {};
 

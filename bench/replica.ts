@@ -28,7 +28,7 @@ import { AccessService } from '../src/auth/access.service.ts';
 import { migrate, openOrm } from '../src/db/orm.ts';
 import { entities } from '../src/modules/registry.ts';
 import { startPrimaryWithReplica } from '../test/support/replica.ts';
-import { type Child, runBounded, startChild, startFlags, stopChild } from './child.ts';
+import { type Child, checkRecorder, runBounded, startChild, startFlags, stopChild } from './child.ts';
 import { type Measurement, measure } from './load.ts';
 import { show, spread } from './report.ts';
 import { CUSTOMER_QUERY, invoiceItems, scenarios } from './scenarios.ts';
@@ -53,13 +53,7 @@ const READ_SCENARIOS = ['GET /invoices/{id}', 'GraphQL invoices(first: 50)', 'Gr
 const INVOICE_QUERY = 'query InvoiceById($id: UUID!) { invoice(id: $id) { id memo } }';
 
 const log = (message: string) => process.stdout.write(`${message}\n`);
-const failures: string[] = [];
-const checkLines: string[] = [];
-const check = (ok: boolean, what: string) => {
-  log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
-  checkLines.push(`- ${ok ? 'held' : '**failed**'}: ${what}`);
-  if (!ok) failures.push(what);
-};
+const { check, lines: checkLines, failures } = checkRecorder();
 /** Stops whatever runs (servers, PostgreSQL); set once they are started. */
 let cleanup: () => Promise<void> = async () => {};
 
