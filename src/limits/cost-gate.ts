@@ -1,3 +1,4 @@
+import { ServerResponse } from 'node:http';
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { FREE_QUERY_COST } from './cost-budget.ts';
@@ -102,10 +103,26 @@ export function recordOperationCost(request: Request | undefined, cost: number):
   if (request) operationCosts.set(request, cost);
 }
 
-/** What the gate keeps of an admitted request: executions still running after its answer (a timeout). */
-type Admission = { running: number; answered: boolean; release: () => void };
+/**
+ * What the gate keeps of an admitted request: executions still running after its answer (a timeout),
+ * whether the admitting execution has returned, and whether its answer is out (written, or its
+ * connection closed).
+ */
+type Admission = {
+  running: number;
+  executed: boolean;
+  delivered: boolean;
+  release: () => void;
+  backstop?: NodeJS.Timeout;
+};
 
 const requestOf = (args: ExecutionArgs) => (args.contextValue as { request?: Request } | undefined)?.request;
+
+/** The node:http response the answer is written to, when the app runs under a node:http server. */
+const responseOf = (args: ExecutionArgs) => {
+  const res = (args.contextValue as { res?: unknown } | undefined)?.res;
+  return res instanceof ServerResponse ? res : undefined;
+};
 
 function busy(cost: number, capacity: number) {
   return {
@@ -129,15 +146,28 @@ function busy(cost: number, capacity: number) {
 /**
  * The gate as two Yoga plugins. `admit` must be registered after every plugin that wraps execution
  * (the tenant transaction last), so it wraps them all: an operation waits before any transaction is
- * opened, and leaves when its answer is ready. `track` must be registered just before the tenant
- * transaction, so it wraps the execution itself: an execution the deadline answered TIMEOUT still
- * runs (and holds its memory) until it finds its transaction gone, and keeps its cost in the gate
- * until then.
+ * opened. `track` must be registered just before the tenant transaction, so it wraps the execution
+ * itself: an execution the deadline answered TIMEOUT still runs (and holds its memory) until it finds
+ * its transaction gone, and keeps its cost in the gate until then.
+ *
+ * An admission is given back once the execution has ended and its answer is out: under a node:http
+ * server when the response has been written or its connection closed (the answer's string and its
+ * encoding are in memory until then: the next heavy operation must not start beside them); through
+ * `app.fetch` when the answer has been serialised (the Response handed over). In any case at the latest
+ * `timeoutMs` after the execution returned, so a client reading slowly cannot hold the gate.
  */
 export function costGatePlugins(gate: CostGate, timeoutMs: number): { admit: Plugin; track: Plugin } {
   const admissions = new WeakMap<Request, Admission>();
   const settle = (admission: Admission) => {
-    if (admission.answered && admission.running === 0) admission.release();
+    if (admission.executed && admission.delivered && admission.running === 0) {
+      clearTimeout(admission.backstop);
+      admission.release();
+    }
+  };
+  const deliver = (admission: Admission) => {
+    if (admission.delivered) return;
+    admission.delivered = true;
+    settle(admission);
   };
   return {
     track: {
@@ -166,15 +196,30 @@ export function costGatePlugins(gate: CostGate, timeoutMs: number): { admit: Plu
           if (!request || cost <= FREE_QUERY_COST) return execute(args);
           const release = await gate.enter(cost, requestDeadline(request, timeoutMs).endsAt, request.signal);
           if (!release) return busy(cost, gate.capacity);
-          const admission: Admission = { running: 0, answered: false, release };
+          const admission: Admission = { running: 0, executed: false, delivered: false, release };
           admissions.set(request, admission);
+          const response = responseOf(args);
+          if (response) {
+            // 'close' follows the end of the write, or the connection's end, whichever comes first.
+            if (response.destroyed) admission.delivered = true;
+            else response.once('close', () => deliver(admission));
+          }
           try {
             return await execute(args);
           } finally {
-            admission.answered = true;
+            admission.executed = true;
+            if (!admission.delivered) {
+              admission.backstop = setTimeout(() => deliver(admission), timeoutMs);
+              admission.backstop.unref();
+            }
             settle(admission);
           }
         });
+      },
+      // Through `app.fetch` (no node:http response): the answer is out once it is a Response.
+      onResponse({ request, serverContext }) {
+        const admission = admissions.get(request);
+        if (admission && !responseOf({ contextValue: serverContext } as ExecutionArgs)) deliver(admission);
       },
     },
   };
