@@ -44,7 +44,17 @@ export type EventListener = {
   task: string;
   types: readonly string[] | 'all';
   wants?: (scope: EventScope, orm: MikroORM) => Promise<boolean>;
+  /**
+   * `wants` for all the environments and types of a batch at once: one read as the database owner, on
+   * the event relay's own connection and in its transaction (`query`), answering in the order of
+   * `scopes`. It must answer exactly as `wants` would for each scope (which is still used where no
+   * owner connection is at hand).
+   */
+  wantsAll?: (scopes: readonly EventScope[], query: OwnerQuery) => Promise<boolean[]>;
 };
+
+/** A read as the database owner (no row-level security): the rows of `sql` with `params` ($1, $2, …). */
+export type OwnerQuery = <R = Record<string, unknown>>(sql: string, params: unknown[]) => Promise<R[]>;
 
 /** Which events a listener's `wants` is asked about: those of one type in one environment. */
 export type EventScope = Pick<PublishedEvent, 'environmentId' | 'type'>;

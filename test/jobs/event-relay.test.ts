@@ -192,6 +192,60 @@ describe('the event relay', () => {
     await relay.stop();
   });
 
+  it('asks a listener that can answer for a whole batch once per batch, on the relay’s connection', async () => {
+    // given events of two environments and two types, and a listener wanting one environment's of one type
+    const [wanted, unwanted] = [await t.createEnvironment('Batch A'), await t.createEnvironment('Batch B')];
+    const ids = {
+      wanted: await insertEvents(wanted.id, 'relay.batched.x', 3),
+      otherType: await insertEvents(wanted.id, 'relay.batched.y', 2),
+      otherEnvironment: await insertEvents(unwanted.id, 'relay.batched.x', 2),
+    };
+    const calls: string[][] = [];
+    let askedOne = 0;
+    const relay = relayOf([
+      {
+        task: 'batched-probe',
+        types: ['relay.batched.x', 'relay.batched.y'],
+        wants: async () => {
+          askedOne += 1;
+          return true;
+        },
+        wantsAll: async (scopes, query) => {
+          calls.push(scopes.map(({ environmentId, type }) => `${environmentId} ${type}`).sort());
+          // one read as the owner, in the relay's transaction: the outbox rows it took are gone there
+          const [row] = await query<{ n: number }>(
+            'select count(*)::int as n from event_relay.outbox where event_id = any($1::uuid[])',
+            [[...ids.wanted, ...ids.otherType, ...ids.otherEnvironment]],
+          );
+          expect(row?.n).toBe(0);
+          return scopes.map(
+            ({ environmentId, type }) => environmentId === wanted.id && type === 'relay.batched.x',
+          );
+        },
+      },
+    ]);
+    relays.push(relay);
+
+    // when the relay takes them in one batch
+    let batch: RelayBatch;
+    do batch = await relay.relayBatch();
+    while (batch.taken > 0);
+
+    // then the listener was asked once, for the three environment and type pairs, and got the wanted jobs
+    expect(calls).toEqual([
+      [
+        `${unwanted.id} relay.batched.x`,
+        `${wanted.id} relay.batched.x`,
+        `${wanted.id} relay.batched.y`,
+      ].sort(),
+    ]);
+    expect(askedOne).toBe(0);
+    expect((await jobsOf('batched-probe')).map((job) => job.key).sort()).toEqual(
+      ids.wanted.map((id) => `batched-probe:${id}`).sort(),
+    );
+    await relay.stop();
+  });
+
   it('delivers what waited in the outbox while no relay ran once one starts', async () => {
     // given events written while nothing relayed (their notifications heard by nobody)
     const env = await t.createEnvironment('Waited');

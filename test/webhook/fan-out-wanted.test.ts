@@ -30,6 +30,9 @@ async function listenersOfNewCustomer(env: TestEnvironment): Promise<string[]> {
     type: 'customer.created',
   };
   const jobs = await listenerJobs([published], eventListeners, t.orm);
+  // The relay's batched look (one read as the owner) answers the same.
+  const batched = await listenerJobs([published], eventListeners, t.orm, t.sql);
+  expect(batched).toEqual(jobs);
   for (const job of jobs) {
     expect(job.payload).toEqual(published);
     expect(job.jobKey).toBe(`${job.identifier}:${published.eventId}`);

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
-import type { EventListener, PublishedEvent } from '../../jobs/runner.ts';
+import type { EventListener, EventScope, OwnerQuery, PublishedEvent } from '../../jobs/runner.ts';
 import type { Logger } from '../../logger.ts';
 import { EVENT_CHANNEL } from './event.feed.ts';
 
@@ -9,28 +9,23 @@ export type ListenerJob = { identifier: string; payload: PublishedEvent; jobKey:
 
 /**
  * The jobs that hand `events` to the listeners that want them: one per event and listener of its type
- * whose `wants` (if any) answers true. `wants` is asked once per listener, environment and type of
- * the batch, one after the other.
+ * whose `wants` (if any) answers true. A listener's `wantsAll` is asked once for all the environments and
+ * types of the batch when `query` (the relay's owner connection) is given; otherwise `wants` is asked
+ * once per listener, environment and type of the batch, one after the other.
  */
 export async function listenerJobs(
   events: readonly PublishedEvent[],
   listeners: readonly EventListener[],
   orm: MikroORM,
+  query?: OwnerQuery,
 ): Promise<ListenerJob[]> {
-  const answers = new Map<string, boolean>();
   const jobs: ListenerJob[] = [];
+  const wanted: (Map<string, boolean> | undefined)[] = [];
+  for (const listener of listeners) wanted.push(await wantedScopes(events, listener, orm, query));
   for (const { eventId, environmentId, type } of events) {
-    for (const [index, { task, types, wants }] of listeners.entries()) {
+    for (const [index, { task, types }] of listeners.entries()) {
       if (types !== 'all' && !types.includes(type)) continue;
-      if (wants) {
-        const key = `${index} ${environmentId} ${type}`;
-        let wanted = answers.get(key);
-        if (wanted === undefined) {
-          wanted = await wants({ environmentId, type }, orm);
-          answers.set(key, wanted);
-        }
-        if (!wanted) continue;
-      }
+      if (wanted[index]?.get(`${environmentId} ${type}`) === false) continue;
       jobs.push({
         identifier: task,
         payload: { eventId, environmentId, type },
@@ -39,6 +34,36 @@ export async function listenerJobs(
     }
   }
   return jobs;
+}
+
+/** A listener's answer for each environment and type of `events` (by `<environment> <type>`), if it asks. */
+async function wantedScopes(
+  events: readonly PublishedEvent[],
+  { types, wants, wantsAll }: EventListener,
+  orm: MikroORM,
+  query: OwnerQuery | undefined,
+): Promise<Map<string, boolean> | undefined> {
+  // A listener that does not ask (or cannot here: `wantsAll` alone without the owner's connection) gets
+  // every event of its types; its task decides.
+  if (!wants && !(wantsAll && query)) return undefined;
+  const scopes = new Map<string, EventScope>();
+  for (const { environmentId, type } of events) {
+    if (types !== 'all' && !types.includes(type)) continue;
+    scopes.set(`${environmentId} ${type}`, { environmentId, type });
+  }
+  const answers = new Map<string, boolean>();
+  if (scopes.size === 0) return answers;
+  if (wantsAll && query) {
+    const asked = [...scopes.entries()];
+    const wanted = await wantsAll(
+      asked.map(([, scope]) => scope),
+      query,
+    );
+    for (const [i, [key]] of asked.entries()) answers.set(key, wanted[i] === true);
+    return answers;
+  }
+  for (const [key, scope] of scopes) answers.set(key, (await wants?.(scope, orm)) ?? true);
+  return answers;
 }
 
 export type EventRelayOptions = {
@@ -125,8 +150,11 @@ export class EventRelay {
       const events = (results[1]?.rows ?? [])
         .map((row) => ({ eventId: row.event_id, environmentId: row.environment_id, type: row.type }))
         .sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
+      // Listeners that can answer for the whole batch do so in one read on this connection, as the owner.
+      const query: OwnerQuery = async <R>(sql: string, params: unknown[]) =>
+        (await client.query(sql, params)).rows as R[];
       const jobs =
-        events.length > 0 ? await listenerJobs(events, this.options.listeners, this.options.orm) : [];
+        events.length > 0 ? await listenerJobs(events, this.options.listeners, this.options.orm, query) : [];
       const specs = jobs.map(({ identifier, payload, jobKey }) => ({ identifier, payload, job_key: jobKey }));
       // The jobs and the commit in one round trip (a literal, so that both fit one simple query).
       await client.query(

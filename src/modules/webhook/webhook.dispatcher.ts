@@ -2,7 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { createJobContext } from '../../context.ts';
 import { newId } from '../../db/ids.ts';
 import { inEnvironment } from '../../db/tenant-transaction.ts';
-import type { EventScope, WebhookSettings } from '../../jobs/runner.ts';
+import type { EventScope, OwnerQuery, WebhookSettings } from '../../jobs/runner.ts';
 import type { Logger } from '../../logger.ts';
 import { EventSchema } from '../event/event.entity.ts';
 import { recordEvent } from '../event/event.service.ts';
@@ -56,6 +56,23 @@ export function endpointListens({ environmentId, type }: EventScope, orm: MikroO
     );
     return rows.length > 0;
   });
+}
+
+/**
+ * endpointListens for many environments and types at once (the event relay's batch): one read as the
+ * owner, the environment named in the query as row-level security would confine it.
+ */
+export async function endpointsListen(scopes: readonly EventScope[], query: OwnerQuery): Promise<boolean[]> {
+  const rows = await query<{ i: string }>(
+    `select s.i from unnest($1::uuid[], $2::text[]) with ordinality as s (environment_id, type, i)
+     where exists (
+       select 1 from webhook_endpoint e
+       where e.environment_id = s.environment_id and e.status = 'enabled'
+         and (cardinality(e.event_types) = 0 or s.type = any(e.event_types)))`,
+    [scopes.map((scope) => scope.environmentId), scopes.map((scope) => scope.type)],
+  );
+  const wanted = new Set(rows.map((row) => Number(row.i) - 1));
+  return scopes.map((_, i) => wanted.has(i));
 }
 
 type Claim = { message: OutgoingWebhook; attempts: number; createdAt: Date; startedAt: Date };

@@ -1,6 +1,6 @@
 import './webhook.graphql.ts';
 import type { BillingModule } from '../module.ts';
-import { endpointListens, WEBHOOK_FAN_OUT_TASK } from './webhook.dispatcher.ts';
+import { endpointListens, endpointsListen, WEBHOOK_FAN_OUT_TASK } from './webhook.dispatcher.ts';
 import {
   WebhookDeliveryAttemptSchema,
   WebhookDeliverySchema,
@@ -14,5 +14,7 @@ export const webhookModule: BillingModule = {
   routes: [],
   tasks: webhookTasks,
   // An event no enabled endpoint of its environment wants fans out to nothing: it gets no fan-out job.
-  eventListeners: [{ task: WEBHOOK_FAN_OUT_TASK, types: 'all', wants: endpointListens }],
+  eventListeners: [
+    { task: WEBHOOK_FAN_OUT_TASK, types: 'all', wants: endpointListens, wantsAll: endpointsListen },
+  ],
 };
