@@ -6,7 +6,6 @@ import pg from 'pg';
 import { migrations } from '../../migrations/index.ts';
 import { AuditSubscriber } from '../audit/audit.subscriber.ts';
 import { poolClient } from './clients.ts';
-import { FenceCache, registerFenceCache } from './fence-cache.ts';
 
 export type Orm = MikroORM;
 
@@ -92,18 +91,7 @@ export function ormOptions(clientUrl: string, options: OrmOptions): Options {
 
 /** The ORM the application serves requests with (as APP_ROLE), or with `owner`, the one migrations need. */
 export async function openOrm(clientUrl: string, options: OrmOptions): Promise<Orm> {
-  const orm = await MikroORM.init(ormOptions(clientUrl, options));
-  if ((options.replicaUrls ?? []).length === 0) return orm;
-  // Replica reads look their token's fence up in this cache first (read-your-writes; see FenceCache).
-  const fences = new FenceCache(options.sessionUrl ?? clientUrl);
-  await fences.listen();
-  registerFenceCache(orm.config, fences);
-  const close = orm.close.bind(orm);
-  orm.close = async (force?: boolean) => {
-    await fences.close();
-    return close(force);
-  };
-  return orm;
+  return MikroORM.init(ormOptions(clientUrl, options));
 }
 
 /** The advisory lock concurrent starts (or `cli migrate`s) of one database take in turn to migrate it. */

@@ -1,7 +1,6 @@
 import { TransactionContext } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { readTransactionsTotal } from '../metrics.ts';
-import { FENCE_CHANNEL, fenceCacheOf } from './fence-cache.ts';
 import { APP_ROLE } from './orm.ts';
 
 /** The setting the row-level security policies compare every tenant row's environment_id with. */
@@ -79,36 +78,29 @@ function hasReplicas(em: EntityManager): boolean {
  * the primary (`set local`, so they end with it), when there is a replica and it has replayed the
  * token's last write (read-your-writes): the primary's WAL position recorded after that write committed
  * (fenceReplicaReads), compared with the replica's pg_last_wal_replay_lsn() in the transaction's first
- * statement. A token that never wrote reads from a replica however far behind it is. The fence comes from
- * the process's FenceCache when it has it (kept current by the fence's notifications), else from the
- * primary. Returns false, with nothing left open, when the read must go to the primary instead.
+ * statement. A token that never wrote reads from a replica however far behind it is. Returns false,
+ * with nothing left open, when the read must go to the primary instead.
  */
 async function beginOnReplica(tx: EntityManager, environmentId: string, tokenId: string): Promise<boolean> {
   if (!hasReplicas(tx)) return false;
-  const fences = fenceCacheOf(tx);
-  let lsn = fences?.get(tokenId);
-  if (lsn === undefined) {
-    const generation = fences?.generation() ?? 0;
-    const [fence] = await tx
-      .getConnection('write')
-      .execute<{ lsn: string }[]>('select lsn::text as lsn from replica_read_fence where token_id = ?', [
-        tokenId,
-      ]);
-    lsn = fences ? fences.set(tokenId, fence?.lsn ?? null, generation) : (fence?.lsn ?? null);
-  }
+  const [fence] = await tx
+    .getConnection('write')
+    .execute<{ lsn: string }[]>('select lsn::text as lsn from replica_read_fence where token_id = ?', [
+      tokenId,
+    ]);
   const replica = tx.getConnection('read');
   const trx = await replica.begin({ readOnly: true });
   try {
     const [row] = await replica.execute<{ caught_up: boolean | null }[]>(
       `select set_config(?, ?, true), set_config('role', ?, true),
          (?::pg_lsn is null or pg_last_wal_replay_lsn() >= ?::pg_lsn) as caught_up`,
-      [ENVIRONMENT_SETTING, environmentId, APP_ROLE, lsn, lsn],
+      [ENVIRONMENT_SETTING, environmentId, APP_ROLE, fence?.lsn ?? null, fence?.lsn ?? null],
       'all',
       trx,
     );
     if (row?.caught_up) {
       tx.setTransactionContext(trx);
-      readTransactionsTotal.labels('replica', lsn ? 'own-write-replayed' : 'no-own-write').inc();
+      readTransactionsTotal.labels('replica', fence ? 'own-write-replayed' : 'no-own-write').inc();
       return true;
     }
   } catch (error) {
@@ -124,24 +116,16 @@ async function beginOnReplica(tx: EntityManager, environmentId: string, tokenId:
 
 /**
  * Records, after a write by `tokenId` has committed (or failed), the primary's WAL position: the token's
- * reads go to the primary until a replica has replayed past it. Does nothing without replicas. A fence
- * that moves is announced on FENCE_CHANNEL in the same statement (every process's FenceCache follows it),
- * and this process's cache moves at once.
+ * reads go to the primary until a replica has replayed past it. Does nothing without replicas.
  */
 export async function fenceReplicaReads(em: EntityManager, tokenId: string): Promise<void> {
   if (!hasReplicas(em)) return;
-  const [row] = await em.getConnection('write').execute<{ lsn: string }[]>(
-    `with position as (select pg_current_wal_lsn() as lsn),
-     moved as (
-       insert into replica_read_fence as fence (token_id, lsn) select ?, lsn from position
-       on conflict (token_id) do update set lsn = excluded.lsn where fence.lsn < excluded.lsn
-       returning fence.token_id, fence.lsn)
-     select position.lsn::text as lsn, announced.count
-     from position, (select count(pg_notify(?, moved.token_id || ' ' || moved.lsn::text)::text) from moved) announced`,
-    [tokenId, FENCE_CHANNEL],
-    'all',
+  await em.getConnection('write').execute(
+    `insert into replica_read_fence as fence (token_id, lsn) values (?, pg_current_wal_lsn())
+     on conflict (token_id) do update set lsn = excluded.lsn where fence.lsn < excluded.lsn`,
+    [tokenId],
+    'run',
   );
-  if (row) fenceCacheOf(em)?.moved(tokenId, row.lsn);
 }
 
 /** The transactions of requests that are one atomic unit (a REST request): see markAtomic. */
