@@ -344,8 +344,9 @@ export class BillingRunService {
         return await this.transaction((tx) =>
           withReadCache(async () => {
             // Any failure rolls the batch back whole (and a customer's DomainError bills it again
-            // without that customer): what it writes needs no savepoints of its own.
-            markBatch(tx);
+            // without that customer): what it writes needs no savepoints of its own. A run inside a
+            // request (billingRunCreate) keeps them, as the request's other work does.
+            if (!this.ctx.em.isInTransaction()) markBatch(tx);
             const customers = await this.customersWithWork(tx, asOf, after, clockId, limit);
             const billing = new CustomerBillingService(this.ctx);
             const work = await billing.prefetch(tx, customers, asOf);
