@@ -148,6 +148,37 @@ export function inAtomicTransaction(em: EntityManager): boolean {
   return trx !== undefined && atomicTransactions.has(trx);
 }
 
+/** The transactions of billing runs' batches: see markBatch. */
+const batchTransactions = new WeakSet<object>();
+
+/**
+ * Declares the transaction `em` works in a billing run's batch: atomic (markAtomic: any failure rolls
+ * the whole batch back, and the run bills it again without the customer that failed), and its invoice
+ * changes (invoiceTransaction) need no savepoint either: they run on a fresh identity map in the same
+ * transaction (batchFork) and are not merged back into `em`, whose unit of work then holds only the
+ * batch's own rows.
+ */
+export function markBatch(em: EntityManager): void {
+  const trx = em.getTransactionContext();
+  if (!trx) return;
+  atomicTransactions.add(trx);
+  batchTransactions.add(trx);
+}
+
+/** True when `em` works directly in a billing batch's transaction (markBatch). */
+export function inBatchTransaction(em: EntityManager): boolean {
+  const trx = em.getTransactionContext();
+  return trx !== undefined && batchTransactions.has(trx);
+}
+
+/**
+ * A fresh identity map on `em`'s batch transaction (markBatch): what the savepoint of a nested
+ * `transactional({ clear: true })` gives, without the savepoint, its release and the merge back.
+ */
+export function batchFork(em: EntityManager): EntityManager {
+  return em.fork({ clear: true, keepTransactionContext: true });
+}
+
 /**
  * Runs `work`, which only adds or changes entities (it reads nothing a fresh identity map would read
  * otherwise), and flushes what it did in one go: in its own nested transaction (a savepoint) as a rule,

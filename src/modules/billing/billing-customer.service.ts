@@ -5,6 +5,7 @@ import { dateOf } from '../../dates/calendar.ts';
 import type { Period } from '../../dates/periods.ts';
 import { newId } from '../../db/ids.ts';
 import { customerReadKey, keepRead } from '../../db/read-cache.ts';
+import { batchFork, inBatchTransaction } from '../../db/tenant-transaction.ts';
 import { DomainError } from '../../errors.ts';
 import { Decimal } from '../../money/decimal.ts';
 import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
@@ -655,13 +656,13 @@ export class CustomerBillingService {
     const customer =
       batch?.customers.get(customerId) ??
       (await tx.findOneOrFail(CustomerSchema, { id: customerId, environmentId }));
-    const invoiceCtx = {
-      em: tx,
-      environmentId,
-      loaders: batch?.loaders ?? new RequestLoaders(tx, environmentId),
+    const loaders = batch?.loaders ?? new RequestLoaders(tx, environmentId);
+    // In a run's batch (markBatch) each invoice is drafted and booked on a fresh identity map in the
+    // batch's transaction, without savepoints: the batch's own unit of work keeps only its rows.
+    const services = () => {
+      const invoiceCtx = { em: inBatchTransaction(tx) ? batchFork(tx) : tx, environmentId, loaders };
+      return { drafts: new InvoiceDraftService(invoiceCtx), booking: new InvoiceBookingService(invoiceCtx) };
     };
-    const drafts = new InvoiceDraftService(invoiceCtx);
-    const booking = new InvoiceBookingService(invoiceCtx);
     for (const [currency, billed] of byCurrency) {
       // The lines of one period stay together: an invoice takes whole periods up to its line limit.
       const chunks: Invoiced[][] = [];
@@ -675,6 +676,7 @@ export class CustomerBillingService {
         size += line.items.length;
       }
       for (const invoiced of chunks) {
+        const { drafts, booking } = services();
         const invoice = await drafts.create(
           {
             customerId,

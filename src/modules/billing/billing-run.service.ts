@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { withReadCache } from '../../db/read-cache.ts';
-import { inEnvironment } from '../../db/tenant-transaction.ts';
+import { inEnvironment, markBatch } from '../../db/tenant-transaction.ts';
 import { DomainError } from '../../errors.ts';
 import { billingRunsTotal } from '../../metrics.ts';
 import { customerNow, onClock } from '../clock/clock.now.ts';
@@ -343,6 +343,10 @@ export class BillingRunService {
       try {
         return await this.transaction((tx) =>
           withReadCache(async () => {
+            // Any failure rolls the batch back whole (and a customer's DomainError bills it again
+            // without that customer): what it writes needs no savepoints of its own. A run inside a
+            // request (billingRunCreate) keeps them, as the request's other work does.
+            if (!this.ctx.em.isInTransaction()) markBatch(tx);
             const customers = await this.customersWithWork(tx, asOf, after, clockId, limit);
             const billing = new CustomerBillingService(this.ctx);
             const work = await billing.prefetch(tx, customers, asOf);

@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
+import { batchFork, inBatchTransaction } from '../../db/tenant-transaction.ts';
 import { DomainError, type FieldPath } from '../../errors.ts';
 import type { Customer } from '../customer/customer.entity.ts';
 import { InvoiceArithmeticError, invoiceTotals, type LineAmounts } from './invoice.arithmetic.ts';
@@ -71,10 +72,21 @@ export async function lockInvoice(ctx: ServiceContext, tx: EntityManager, id: st
   return invoice;
 }
 
+/** Runs `run` on a fresh identity map in the batch transaction of `em` and flushes what it did. */
+async function inBatchFork<T>(em: EntityManager, run: (tx: EntityManager) => Promise<T>): Promise<T> {
+  const fork = batchFork(em);
+  const result = await run(fork);
+  await fork.flush();
+  return result;
+}
+
 export function invoiceTransaction<T>(
   ctx: ServiceContext,
   run: (tx: EntityManager) => Promise<T>,
 ): Promise<T> {
+  // In a billing run's batch, which is rolled back whole on any failure: the same fresh identity map,
+  // on the batch's transaction, without a savepoint.
+  if (inBatchTransaction(ctx.em)) return inBatchFork(ctx.em, run);
   // A fresh identity map: what the request loaded before must not stand in for the locked rows.
   return ctx.em.transactional((tx) => run(tx as EntityManager), { clear: true });
 }

@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import { StatementRecorder } from '../../bench/statements.ts';
+import { createJobContext } from '../../src/context.ts';
+import { BillingRunService } from '../../src/modules/billing/billing-run.service.ts';
+import { billingFixtures, midnight } from '../subscription/fixtures.ts';
+import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
+
+const t = setupTestApp();
+const f = billingFixtures(t);
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+const INSTANT = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})/g;
+
+/** Rows with their ids named by order of first appearance and their instants blanked: comparable across environments. */
+function comparable(rows: unknown[]): unknown {
+  const names = new Map<string, string>();
+  const text = JSON.stringify(rows)
+    .replace(UUID, (id) => {
+      if (!names.has(id)) names.set(id, `id${names.size}`);
+      return names.get(id) as string;
+    })
+    .replace(INSTANT, 'instant');
+  return JSON.parse(text);
+}
+
+/** Three customers, each with a monthly subscription of two items from 2026-05-01 (one with 3 seats). */
+async function setUp(env: TestEnvironment) {
+  const product = await f.createProduct(env, { handle: 'seats' });
+  const price = await f.createPrice(env, { pricing: { eur: { amount: 1250 } } });
+  for (let n = 0; n < 3; n += 1) {
+    const customerId = await f.createCustomer(env, { name: `Customer ${n}` });
+    await f.subscribe(env, {
+      customerId,
+      handle: `subscription-${n}`,
+      term: { start: '2026-05-01' },
+      items: [
+        { productId: product.id, priceId: price.id },
+        { productId: product.id, priceId: price.id, quantity: 3 },
+      ],
+    });
+  }
+}
+
+/** Everything a run writes about its invoices, in a form two environments can be compared in. */
+async function written(env: TestEnvironment) {
+  const q = (text: string) => t.sql(text, [env.id]);
+  return comparable([
+    await q(`select i.handle, i.status, i.currency, i.date, i.due_date, i.total_excl_vat, i.total_incl_vat,
+               i.settled_amount, i.settlement_status, i.customer_snapshot, i.seller_snapshot, c.name
+             from invoice i join customer c on c.id = i.customer_id where i.environment_id = $1 order by i.handle`),
+    await q(`select v.handle, it.title, it.description, it.quantity, it.unit_amount, it.amount, it.tax_amount,
+               it.period_start, it.period_end, it.billed_period_id is not null as billed
+             from invoice_item it join invoice v on v.id = it.invoice_id
+             where it.environment_id = $1 order by v.handle, it.period_start, it.amount`),
+    await q(`select action, object_type, changed_fields, count(*)::int as count from audit_event
+             where environment_id = $1 and object_type not in ('Customer', 'Product', 'Price', 'Subscription',
+               'SubscriptionItem', 'BillingRun')
+             group by 1, 2, 3 order by 1, 2, 3::text`),
+    await q(`select e.type, e.data from event e where e.environment_id = $1
+               and e.type in ('invoice.created', 'invoice.booked')
+             order by e.type, e.data->>'number', e.data->'customer'->>'name'`),
+    await q(`select j.number, j.kind, j.date, l.amount, a.name from journal_entry j
+             join journal_line l on l.entry_id = j.id join ledger_account a on a.id = l.account_id
+             where j.environment_id = $1 order by j.number, l.amount, a.name`),
+    await q(`select c.name, b.currency, b.amount from customer_balance b join customer c on c.id = b.customer_id
+             where b.environment_id = $1 order by c.name`),
+  ]);
+}
+
+describe("a scheduled run's batch writes what a run in a request writes", () => {
+  it('drafts and books each invoice without savepoints, with the same invoices, audit rows, events and journal', async () => {
+    // given two environments set up alike (the same name: the seller's legal name)
+    const scheduled = await t.createEnvironment('Alike');
+    const requested = await t.createEnvironment('Alike');
+    await setUp(scheduled);
+    await setUp(requested);
+
+    // when one is billed by the scheduled run (a batch: markBatch) and the other through billingRunCreate
+    // (the request's transaction, each invoice's draft and booking in a savepoint of its own)
+    const recorder = new StatementRecorder();
+    let statements: string[];
+    let run: Awaited<ReturnType<BillingRunService['run']>> | undefined;
+    try {
+      statements = await recorder.during(async () => {
+        const ctx = createJobContext(t.orm.em.fork(), scheduled.id, 'billingRun');
+        run = await new BillingRunService(ctx).run(new Date(midnight('2026-06-01')), {
+          triggeredBy: 'schedule',
+        });
+      });
+    } finally {
+      recorder.restore();
+    }
+    const requestRecorder = new StatementRecorder();
+    let viaRequest: { status: string; invoiceCount: number } | undefined;
+    let requestStatements: string[];
+    try {
+      requestStatements = await requestRecorder.during(async () => {
+        viaRequest = await f.runBilling(requested, midnight('2026-06-01'));
+      });
+    } finally {
+      requestRecorder.restore();
+    }
+
+    // then both billed three invoices
+    expect(run).toMatchObject({ status: 'succeeded', invoiceCount: 3 });
+    expect(viaRequest).toMatchObject({ status: 'succeeded', invoiceCount: 3 });
+    // and the batch took no savepoint, where the request's run took one for each draft and each booking
+    const savepoints = (sent: string[]) => sent.filter((statement) => /^savepoint/i.test(statement)).length;
+    expect(savepoints(statements)).toBe(0);
+    expect(savepoints(requestStatements)).toBeGreaterThanOrEqual(6);
+    // and wrote the same rows: invoices, lines, audit events, events, journal, balances
+    const rows = await written(scheduled);
+    expect(rows).toEqual(await written(requested));
+    const [invoices, , audits] = rows as [unknown[], unknown[], unknown[]];
+    expect(invoices).toHaveLength(3);
+    expect(audits).toContainEqual({
+      action: 'update',
+      object_type: 'Invoice',
+      changed_fields: ['bookedAt', 'customerSnapshot', 'handle', 'sellerSnapshot', 'status', 'updatedAt'],
+      count: 3,
+    });
+  });
+});
