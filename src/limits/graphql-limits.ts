@@ -106,6 +106,8 @@ function useResponseSizeLimit(maxBytes: number): Plugin {
       const serialise = result.stringify ?? JSON.stringify;
       const stringify = (value: ExecutionResult) => {
         const body = serialise(value);
+        // A UTF-16 code unit is at most 3 bytes of UTF-8: a short answer needs no count of its bytes.
+        if (body.length * 3 <= maxBytes) return body;
         const bytes = Buffer.byteLength(body);
         if (bytes <= maxBytes) return body;
         return JSON.stringify({
