@@ -2,7 +2,7 @@ import type { EntityName } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import DataLoader from 'dataloader';
 import { DomainError } from '../errors.ts';
-import { findManaged, type LeanFilter, leanFind } from './lean.ts';
+import { findManaged, type JsonShape, type LeanFilter, leanFind, leanSelect, tableOf } from './lean.ts';
 
 type TenantRow = { id: string; environmentId: string };
 
@@ -17,6 +17,33 @@ export function leanById<T extends TenantRow>(
 ): DataLoader<string, Readonly<T> | null> {
   return new DataLoader(async (ids) => {
     const rows = await leanFind(em, entity, { environmentId, id: ids } as LeanFilter<T>);
+    const byKey = new Map(rows.map((row) => [row.id, row]));
+    return ids.map((id) => byKey.get(id) ?? null);
+  });
+}
+
+/**
+ * Loads rows of `entity` by id as leanById does, each with only the properties of `shape` (a narrowed
+ * JsonShape: `jsonShape(em, entity).only(properties)`), in one statement per tick that builds only those
+ * columns: for a GraphQL field whose selection says what it reads (src/graphql/columns.ts). Its rows
+ * belong to that selection: they never prime another loader, where a field could find a row without
+ * the columns it reads.
+ */
+export function leanByIdAs<T extends TenantRow>(
+  em: EntityManager,
+  environmentId: string,
+  entity: EntityName<T>,
+  shape: JsonShape<T>,
+): DataLoader<string, Readonly<T> | null> {
+  const select = `${shape.object(tableOf(em, entity))} as "row"`;
+  return new DataLoader(async (ids) => {
+    const rows = await leanSelect(
+      em,
+      entity,
+      { environmentId, id: ids } as LeanFilter<T>,
+      { select },
+      (row) => shape.revive(row.row as unknown[]),
+    );
     const byKey = new Map(rows.map((row) => [row.id, row]));
     return ids.map((id) => byKey.get(id) ?? null);
   });

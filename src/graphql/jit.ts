@@ -1,5 +1,6 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { type ExecutionArgs, getOperationAST, getVariableValues } from 'graphql';
+import type { ExecutionArgs } from 'graphql';
+import { operationOf, variablesFit } from './operation.ts';
 
 /**
  * Queries run as code compiled once per document (graphql-jit), with a compiled result serialiser:
@@ -13,12 +14,9 @@ export function useCompiledQueries() {
     {},
     {
       enableIf: ({ schema, document, operationName, variableValues }: ExecutionArgs) => {
-        const operation = getOperationAST(document, operationName);
+        const operation = operationOf(document, operationName);
         if (operation?.operation !== 'query') return false;
-        const definitions = operation.variableDefinitions ?? [];
-        return (
-          definitions.length === 0 || !getVariableValues(schema, definitions, variableValues ?? {}).errors
-        );
+        return variablesFit(schema, operation.variableDefinitions ?? [], variableValues ?? {});
       },
     },
   );

@@ -5,12 +5,12 @@ import {
   GraphQLIncludeDirective,
   GraphQLSkipDirective,
   getDirectiveValues,
-  getOperationAST,
   getVariableValues,
   Kind,
   type SelectionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { operationOf } from './operation.ts';
 
 /** One root field of a mutation: its response key and the execution of it alone. */
 export type RootField = { responseKey: string; nodes: readonly FieldNode[]; args: ExecutionArgs };
@@ -24,7 +24,7 @@ export type RootField = { responseKey: string; nodes: readonly FieldNode[]; args
  * answers the errors without running a field.
  */
 export function splitMutation(args: ExecutionArgs): RootField[] | undefined {
-  const operation = getOperationAST(args.document, args.operationName);
+  const operation = operationOf(args.document, args.operationName);
   if (operation?.operation !== 'mutation') return undefined;
   const { coerced } = getVariableValues(
     args.schema,
@@ -73,6 +73,6 @@ export function splitMutation(args: ExecutionArgs): RootField[] | undefined {
 
 /** The response key of the (first) root field an execution selects: a RootField's, for its args. */
 export function responseKeyOf(args: ExecutionArgs): string {
-  const [first] = getOperationAST(args.document, args.operationName)?.selectionSet.selections ?? [];
+  const [first] = operationOf(args.document, args.operationName)?.selectionSet.selections ?? [];
   return first?.kind === Kind.FIELD ? (first.alias?.value ?? first.name.value) : '';
 }

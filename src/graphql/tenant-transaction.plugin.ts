@@ -1,16 +1,11 @@
-import {
-  type ExecutionArgs,
-  type ExecutionResult,
-  type GraphQLError,
-  getOperationAST,
-  locatedError,
-} from 'graphql';
+import { type ExecutionArgs, type ExecutionResult, type GraphQLError, locatedError } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
 import { afterWrite, inRequestTransaction } from '../context.ts';
 import { markRollbackOnly } from '../db/tenant-transaction.ts';
 import { type Deadline, requestDeadline, withinDeadline } from '../limits/deadline.ts';
 import { type RootField, splitMutation } from './mutation-fields.ts';
+import { operationOf } from './operation.ts';
 
 type Context = RequestContext & YogaInitialContext;
 
@@ -97,8 +92,7 @@ export function useTenantTransaction(
         const fields = splitMutation(executeArgs);
         if (!fields) {
           // Only a query is a plain read (a replica may serve it).
-          const query =
-            getOperationAST(executeArgs.document, executeArgs.operationName)?.operation === 'query';
+          const query = operationOf(executeArgs.document, executeArgs.operationName)?.operation === 'query';
           return inTransaction(execute, executeArgs, deadline, query);
         }
         // Its reads wait for a replica to have replayed what it wrote.

@@ -1,9 +1,10 @@
-import { type ExecutionResult, getOperationAST, print } from 'graphql';
+import { type ExecutionResult, print } from 'graphql';
 import { createGraphQLError, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
 import { DomainError, type DomainErrorCode, IN_FLIGHT_RETRY_AFTER } from '../errors.ts';
 import { responseKeyOf } from '../graphql/mutation-fields.ts';
 import { observeMutation } from '../graphql/mutation-outcome.ts';
+import { operationOf } from '../graphql/operation.ts';
 import {
   IDEMPOTENT_REPLAYED_HEADER,
   IdempotencyService,
@@ -40,7 +41,7 @@ export function useIdempotentMutations(): Plugin<Context> {
   const replayed = new WeakSet<Request>();
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
-      if (getOperationAST(args.document, args.operationName)?.operation !== 'mutation') return;
+      if (operationOf(args.document, args.operationName)?.operation !== 'mutation') return;
       const ctx = args.contextValue;
       let key: string | undefined;
       try {

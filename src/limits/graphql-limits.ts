@@ -31,21 +31,54 @@ function useBodyLimit(): Plugin {
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       if (request.method !== 'POST' || !requestParser) return;
       setRequestParser(async (original) => {
-        let body: Uint8Array<ArrayBuffer>;
+        let bytes: Buffer;
         try {
-          body = new Uint8Array(assertUtf8(await readBodyBytes(original)));
+          bytes = assertUtf8(await readBodyBytes(original));
         } catch (error) {
           if (!(error instanceof BodyError)) throw error;
           throw createGraphQLError(error.message, {
             extensions: { code: BODY_ERROR_CODES[error.status].code, http: { status: error.status } },
           });
         }
+        // A JSON body goes to Yoga's JSON parser, which reads nothing of its request but `json()`: it is
+        // handed the bytes already read, parsed as its Request's `json()` parses them (whatwg-node's
+        // Body: the UTF-8 text, JSON.parse, a SyntaxError naming the text), without a second Request.
+        if (isJsonPost(original)) return requestParser(jsonBody(bytes) as Request);
         // Yoga's own Request class: its parser reads that body at once, a global Request's through a stream.
         return requestParser(
-          new fetchAPI.Request(original.url, { method: 'POST', headers: original.headers, body }),
+          new fetchAPI.Request(original.url, {
+            method: 'POST',
+            headers: original.headers,
+            body: new Uint8Array(bytes),
+          }),
         );
       });
     },
+  };
+}
+
+/** Whether Yoga parses `request` as JSON (its isPOSTJsonRequest: the first content type, parameters aside). */
+function isJsonPost(request: Request): boolean {
+  const type = request.headers.get('content-type')?.split(',')[0];
+  if (!type) return false;
+  return ['application/json', 'application/graphql+json'].some(
+    (json) => type === json || type.startsWith(`${json};`),
+  );
+}
+
+/** What Yoga's JSON parser needs of a request: `json()`, as whatwg-node's Body answers it. */
+function jsonBody(bytes: Buffer): Pick<Request, 'json'> {
+  return {
+    json: () =>
+      new Promise((resolve) => {
+        const text = bytes.toString('utf-8');
+        try {
+          resolve(JSON.parse(text));
+        } catch (error) {
+          if (error instanceof SyntaxError) error.message += `, "${text}" is not valid JSON`;
+          throw error;
+        }
+      }),
   };
 }
 
@@ -106,6 +139,8 @@ function useResponseSizeLimit(maxBytes: number): Plugin {
       const serialise = result.stringify ?? JSON.stringify;
       const stringify = (value: ExecutionResult) => {
         const body = serialise(value);
+        // A UTF-16 code unit is at most 3 bytes of UTF-8: a short answer needs no count of its bytes.
+        if (body.length * 3 <= maxBytes) return body;
         const bytes = Buffer.byteLength(body);
         if (bytes <= maxBytes) return body;
         return JSON.stringify({

@@ -6,7 +6,6 @@ import {
   type GraphQLSchema,
   getNamedType,
   getNullableType,
-  getVariableValues,
   isLeafType,
   isListType,
   TypeInfo,
@@ -17,6 +16,7 @@ import {
   visitWithTypeInfo,
 } from 'graphql';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../db/pagination.ts';
+import { variablesFit } from '../graphql/operation.ts';
 
 /**
  * The most elements each unpaged list of objects is weighted with. Where the domain caps the list
@@ -92,8 +92,7 @@ export function priceQuery(request: QueryCostRequest, maxCost: number): QueryPri
   const keying = keyingOf(request.schema, request.document);
   const definitions = keying?.operations.get(request.operationName ?? '');
   if (!keying || !definitions) return priceNow(request, maxCost);
-  if (getVariableValues(request.schema, definitions, request.variableValues).errors)
-    return priceNow(request, maxCost);
+  if (!variablesFit(request.schema, definitions, request.variableValues)) return priceNow(request, maxCost);
   const key = priceKey(keying, request, maxCost);
   const known = keying.prices.get(key);
   if (known) {

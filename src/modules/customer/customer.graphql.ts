@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { builder } from '../../graphql/builder.ts';
+import { objectType, propertiesRead } from '../../graphql/columns.ts';
 import { describedValues } from '../../graphql/enum-values.ts';
 import { NodeRef, nodeType } from '../../graphql/node.ts';
 import { orderInput } from '../../graphql/ordering.ts';
@@ -201,7 +202,12 @@ builder.queryFields((t) => ({
     type: CustomerRef,
     nullable: true,
     args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
-    resolve: (_root, { id }, ctx) => ctx.loaders.of(customerLoaders).byId.load(id),
+    // Reads only the columns the selection's fields read (all of them when one may read anything).
+    resolve: (_root, { id }, ctx, info) =>
+      ctx.loaders
+        .of(customerLoaders)
+        .byIdReading(propertiesRead(info, [], objectType(info, 'Customer')))
+        .load(id),
   }),
   customerByHandle: t.field({
     type: CustomerRef,
