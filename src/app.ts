@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Response } from '@whatwg-node/fetch';
+import { createServerAdapter } from '@whatwg-node/server';
 import { createYoga, useReadinessCheck } from 'graphql-yoga';
 import { authenticate } from './auth/authenticate.ts';
 import type { TokenCache } from './auth/token-cache.ts';
@@ -15,22 +16,29 @@ import { type TrustedDocuments, useTrustedDocuments } from './graphql/trusted-do
 import { errorToProblem, problemResponse } from './http/problem.ts';
 import { useIdempotentMutations } from './idempotency/idempotency.plugin.ts';
 import { ClientAddressLimiter, clientAddress } from './limits/client-address-limit.ts';
-import { useCorsAllowlist } from './limits/cors.ts';
+import { corsAllowlist, useCorsAllowlist } from './limits/cors.ts';
 import { type CostBudgetOptions, costBudgetSpentResponse, QueryCostBudget } from './limits/cost-budget.ts';
 import { CostGate, costGatePlugins } from './limits/cost-gate.ts';
 import { graphqlLimitPlugins } from './limits/graphql-limits.ts';
 import { RateLimiter, type RateLimitOptions } from './limits/rate-limit.ts';
-import type { Logger } from './logger.ts';
+import { type Logger, requestScope } from './logger.ts';
 import { observeDatabasePool } from './metrics.ts';
 import { useAuditOperation } from './modules/audit/audit.plugin.ts';
 import { routes } from './modules/registry.ts';
-import { METRICS_PATH, useObservability, yogaLogger } from './observability.ts';
+import {
+  METRICS_PATH,
+  newRequestScope,
+  observeResponse,
+  useObservability,
+  yogaLogger,
+} from './observability.ts';
 import { API_REFERENCE_PATHS, useApiReference } from './rest/api-reference.ts';
 import {
   methodNotAllowedResponse,
   notFoundResponse,
   RestRouter,
   type Route,
+  type RouteMatch,
   withoutBody,
 } from './rest/router.ts';
 
@@ -113,7 +121,31 @@ export function createApp({
     return (await rateLimiter.admit(auth.em, auth.token.id, pathname)) ?? auth;
   };
 
-  return createYoga<Record<string, unknown>, RequestContext>({
+  /** A documented REST operation (or the 404 / 405 of a path that is none), answered as problem+json on failure. */
+  const serveRest = async (
+    request: Request,
+    pathname: string,
+    match: RouteMatch,
+    serverContext: unknown,
+  ): Promise<Response> => {
+    try {
+      if (match.kind === 'not-found') return notFoundResponse(request);
+      if (match.kind === 'method-not-allowed') return methodNotAllowedResponse(request, match.allow);
+      const auth = await admit(request, pathname, serverContext);
+      if (auth instanceof Response) return auth;
+      const response = await router.handle(match.route, match.params, request, auth);
+      return request.method === 'HEAD' ? await withoutBody(response) : response;
+    } catch (error) {
+      const { problem, headers } = errorToProblem(error, pathname);
+      if (problem.status >= 500) logger.error({ err: error, path: pathname }, 'request failed');
+      return problemResponse(problem, headers);
+    }
+  };
+
+  const fixedPaths = ['/health', '/ready', METRICS_PATH, ...API_REFERENCE_PATHS, ...GRAPHIQL_ASSET_PATHS];
+  const cors = corsAllowlist(corsOrigins);
+
+  const yoga = createYoga<Record<string, unknown>, RequestContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     healthCheckEndpoint: '/health',
@@ -136,7 +168,7 @@ export function createApp({
         logger,
         router,
         graphqlPath: GRAPHQL_PATH,
-        fixedPaths: ['/health', '/ready', METRICS_PATH, ...API_REFERENCE_PATHS, ...GRAPHIQL_ASSET_PATHS],
+        fixedPaths,
         metricsToken,
       }),
       useCorsAllowlist(corsOrigins),
@@ -163,24 +195,18 @@ export function createApp({
       gate.admit,
       {
         async onRequest({ request, url, serverContext, endResponse }) {
-          try {
-            if (url.pathname === GRAPHQL_PATH) {
-              const throttled = costBudget?.retryAfter(request);
-              if (throttled !== undefined)
-                return endResponse(await asGraphQLRefusal(costBudgetSpentResponse(throttled, url.pathname)));
-              const auth = await admit(request, url.pathname, serverContext);
-              if (auth instanceof Response) return endResponse(await asGraphQLRefusal(auth));
-              contexts.set(request, auth);
-              return;
-            }
+          if (url.pathname !== GRAPHQL_PATH) {
+            // A fixed path's method that its plugin does not serve: the router's 404 or 405.
             const match = router.match(request.method, url.pathname);
-            if (match.kind === 'not-found') return endResponse(notFoundResponse(request));
-            if (match.kind === 'method-not-allowed')
-              return endResponse(methodNotAllowedResponse(request, match.allow));
+            return endResponse(await serveRest(request, url.pathname, match, serverContext));
+          }
+          try {
+            const throttled = costBudget?.retryAfter(request);
+            if (throttled !== undefined)
+              return endResponse(await asGraphQLRefusal(costBudgetSpentResponse(throttled, url.pathname)));
             const auth = await admit(request, url.pathname, serverContext);
-            if (auth instanceof Response) return endResponse(auth);
-            const response = await router.handle(match.route, match.params, request, auth);
-            endResponse(request.method === 'HEAD' ? await withoutBody(response) : response);
+            if (auth instanceof Response) return endResponse(await asGraphQLRefusal(auth));
+            contexts.set(request, auth);
           } catch (error) {
             const { problem, headers } = errorToProblem(error, url.pathname);
             if (problem.status >= 500) logger.error({ err: error, path: url.pathname }, 'request failed');
@@ -190,6 +216,37 @@ export function createApp({
       },
     ],
   });
+
+  /**
+   * The one place that decides REST or Yoga. The REST paths skip Yoga's plugin chain (every plugin's
+   * request and response hooks, on every request) and get here what those plugins gave them, in the
+   * same order: the request id, the metrics sample and log line, the CORS headers. GraphQL, the probes,
+   * /metrics, the API reference, GraphiQL's assets and CORS preflights go to Yoga.
+   */
+  const yogaPaths = new Set([GRAPHQL_PATH, ...fixedPaths]);
+  const serveRestObserved = (request: Request, pathname: string, serverContext: unknown) => {
+    const scope = newRequestScope(request);
+    return requestScope.run(scope, async () => {
+      const match = router.match(request.method, pathname);
+      const response = await serveRest(request, pathname, match, serverContext);
+      const route = match.kind === 'found' ? match.route.path : 'unmatched';
+      observeResponse(logger, request, response, pathname, route, scope);
+      cors.decorate(request, response);
+      return response;
+    });
+  };
+
+  return createServerAdapter<Record<string, unknown>>((request, serverContext) => {
+    const { pathname } = urlOf(request);
+    return yogaPaths.has(pathname) || cors.isPreflight(request)
+      ? yoga.handleRequest(request, serverContext)
+      : serveRestObserved(request, pathname, serverContext);
+  });
+}
+
+/** whatwg-node's requests keep their parsed URL; any other is parsed here. */
+function urlOf(request: Request): URL {
+  return (request as Request & { parsedUrl?: URL }).parsedUrl ?? new URL(request.url);
 }
 
 export type App = ReturnType<typeof createApp>;

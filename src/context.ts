@@ -72,7 +72,9 @@ export function createJobContext(
  * Runs one request's database work in its environment's transaction, on a request context whose
  * EntityManager and dataloaders belong to that transaction. `readOnly`: a plain read, which a
  * replica may serve (DATABASE_REPLICA_URLS). `atomic`: the request succeeds or fails as a whole (a
- * REST request), so work directly in its transaction takes no savepoint (markAtomic).
+ * REST request), so work directly in its transaction takes no savepoint (markAtomic); its one
+ * transaction then runs on the context's own EntityManager (authenticate's fork, which has loaded
+ * no entity) rather than on a fork of it.
  */
 export function inRequestTransaction<T>(
   ctx: RequestContext,
@@ -87,6 +89,7 @@ export function inRequestTransaction<T>(
       return work(createRequestContext(tx, ctx.environmentId, ctx.token));
     },
     options.readOnly ? { tokenId: ctx.token.id } : undefined,
+    { ownFork: options.atomic === true },
   );
 }
 

@@ -128,9 +128,7 @@ export function useObservability(options: ObservabilityOptions): Plugin {
   return {
     instrumentation: {
       request({ request }, wrapped) {
-        const given = request.headers.get('x-request-id');
-        const requestId = given && SANE_REQUEST_ID.test(given) ? given : randomUUID();
-        return requestScope.run({ requestId, startedAt: process.hrtime.bigint() }, wrapped);
+        return requestScope.run(newRequestScope(request), wrapped);
       },
     },
 
@@ -188,36 +186,57 @@ export function useObservability(options: ObservabilityOptions): Plugin {
     onResponse({ request, response }) {
       const scope = requestScope.getStore();
       if (!scope) return;
-      response.headers.set('x-request-id', scope.requestId);
-
       const { pathname } = new URL(request.url);
-      const route = routeLabel(request, pathname, scope);
-      const seconds = Number(process.hrtime.bigint() - scope.startedAt) / 1e9;
-      // A client that went away, before sending its whole body or before its answer, receives nothing:
-      // whatever the server made of the request, it ended by the client's doing, and counts as nginx
-      // counts it (499), never as a server error.
-      const clientClosed = request.signal.aborted || response.status === CLIENT_CLOSED_REQUEST;
-      const status = clientClosed ? CLIENT_CLOSED_REQUEST : response.status;
-      const method = METHODS.has(request.method) ? request.method : 'other';
-      const labels = { method, route, status: String(status) };
-      httpRequestsTotal.inc(labels);
-      httpRequestDuration.observe(labels, seconds);
-
-      const environment = request.headers.get('x-environment')?.trim().toLowerCase();
-      const level = status >= 500 ? 'error' : QUIET_PATHS.has(pathname) ? 'debug' : 'info';
-      logger[level](
-        {
-          environmentId: environment && isUuid(environment) ? environment : undefined,
-          method: request.method,
-          route,
-          path: pathname,
-          status,
-          durationMs: Math.round(seconds * 1e5) / 100,
-        },
-        clientClosed ? 'client closed the request' : 'request completed',
-      );
+      observeResponse(logger, request, response, pathname, routeLabel(request, pathname, scope), scope);
     },
   };
+}
+
+/** The request's id (its sane `x-request-id`, or a new one) and start, which its log lines and metrics carry. */
+export function newRequestScope(request: Request): RequestScope {
+  const given = request.headers.get('x-request-id');
+  const requestId = given && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+  return { requestId, startedAt: process.hrtime.bigint() };
+}
+
+/**
+ * What every answer gets, from the observability plugin or, for the REST paths served without Yoga
+ * (src/app.ts), from the REST front: `x-request-id`, the metrics sample and the log line.
+ */
+export function observeResponse(
+  logger: Logger,
+  request: Request,
+  response: Response,
+  pathname: string,
+  route: string,
+  scope: RequestScope,
+): void {
+  response.headers.set('x-request-id', scope.requestId);
+  const seconds = Number(process.hrtime.bigint() - scope.startedAt) / 1e9;
+  // A client that went away, before sending its whole body or before its answer, receives nothing:
+  // whatever the server made of the request, it ended by the client's doing, and counts as nginx
+  // counts it (499), never as a server error.
+  const clientClosed = request.signal.aborted || response.status === CLIENT_CLOSED_REQUEST;
+  const status = clientClosed ? CLIENT_CLOSED_REQUEST : response.status;
+  const method = METHODS.has(request.method) ? request.method : 'other';
+  const labels = { method, route, status: String(status) };
+  httpRequestsTotal.inc(labels);
+  httpRequestDuration.observe(labels, seconds);
+
+  const level = status >= 500 ? 'error' : QUIET_PATHS.has(pathname) ? 'debug' : 'info';
+  if (!logger.isLevelEnabled(level)) return;
+  const environment = request.headers.get('x-environment')?.trim().toLowerCase();
+  logger[level](
+    {
+      environmentId: environment && isUuid(environment) ? environment : undefined,
+      method: request.method,
+      route,
+      path: pathname,
+      status,
+      durationMs: Math.round(seconds * 1e5) / 100,
+    },
+    clientClosed ? 'client closed the request' : 'request completed',
+  );
 }
 
 /**

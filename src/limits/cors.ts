@@ -1,3 +1,4 @@
+import { Response } from '@whatwg-node/fetch';
 import type { Plugin } from 'graphql-yoga';
 
 /** What a page of an allowed origin may send and read; the API's credentials travel in headers, never cookies. */
@@ -13,15 +14,35 @@ const PREFLIGHT_MAX_AGE_SECONDS = '600';
  * included, which sandboxed frames send.
  */
 export function useCorsAllowlist(origins: readonly string[]): Plugin {
+  const cors = corsAllowlist(origins);
+  return {
+    onRequest({ request, endResponse }) {
+      const preflight = cors.preflight(request);
+      if (preflight) endResponse(preflight);
+    },
+    onResponse({ request, response }) {
+      cors.decorate(request, response);
+    },
+  };
+}
+
+/**
+ * The allowlist's two halves: the answer to a preflight (`OPTIONS` with `Access-Control-Request-Method`),
+ * and the headers every other answer gets (see useCorsAllowlist; the REST front in src/app.ts calls
+ * `decorate` itself).
+ */
+export function corsAllowlist(origins: readonly string[]) {
   const allowed = new Set(origins);
   const allowedOrigin = (request: Request) => {
     const origin = request.headers.get('origin');
     return origin !== null && allowed.has(origin) ? origin : undefined;
   };
-
+  const isPreflight = (request: Request) =>
+    request.method === 'OPTIONS' && request.headers.has('access-control-request-method');
   return {
-    onRequest({ request, fetchAPI, endResponse }) {
-      if (request.method !== 'OPTIONS' || !request.headers.has('access-control-request-method')) return;
+    isPreflight,
+    preflight(request: Request): Response | undefined {
+      if (!isPreflight(request)) return undefined;
       const origin = allowedOrigin(request);
       const headers: Record<string, string> = { 'content-length': '0', vary: 'Origin' };
       if (origin) {
@@ -32,9 +53,9 @@ export function useCorsAllowlist(origins: readonly string[]): Plugin {
           'access-control-max-age': PREFLIGHT_MAX_AGE_SECONDS,
         });
       }
-      endResponse(new fetchAPI.Response(null, { status: 204, headers }));
+      return new Response(null, { status: 204, headers });
     },
-    onResponse({ request, response }) {
+    decorate(request: Request, response: Response): void {
       if (allowed.size === 0 || request.method === 'OPTIONS') return;
       // The answer differs by origin, so a cache must not hand one origin's answer to another.
       response.headers.append('vary', 'Origin');

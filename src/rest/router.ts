@@ -84,7 +84,12 @@ export type Route = {
   beyondContract?: boolean;
 };
 
-type CompiledRoute = Route & { pattern: RegExp; paramNames: string[] };
+type CompiledRoute = Route & {
+  pattern: RegExp;
+  paramNames: string[];
+  /** JSON and the response's alternatives, in the order content negotiation prefers them; none without alternatives. */
+  mediaTypes?: string[];
+};
 
 export type RouteMatch =
   | { kind: 'found'; route: CompiledRoute; params: Record<string, string> }
@@ -97,6 +102,10 @@ export class RestRouter {
   private readonly routes: CompiledRoute[];
   private readonly logger: Logger;
   private readonly timeoutMs: number;
+  /** The routes by their path's first segment, so a request's path is tested against its few only. */
+  private readonly byFirstSegment = new Map<string, CompiledRoute[]>();
+  /** Routes whose path starts with a parameter (none today): tested against every path. */
+  private readonly fromAnyFirstSegment: CompiledRoute[] = [];
 
   /** `timeoutMs`: how long a handler may run before its transaction is rolled back (TIMEOUT, 503). */
   constructor(routes: Route[], logger: Logger, timeoutMs: number = EXECUTION_LIMITS.timeoutMs) {
@@ -105,8 +114,15 @@ export class RestRouter {
     this.routes = routes.map((route) => {
       const paramNames = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
       const source = route.path.replaceAll('.', '\\.').replace(/\{\w+\}/g, '([^/]+)');
-      return { ...route, paramNames, pattern: new RegExp(`^${source}/?$`) };
+      const { alternatives } = route.response;
+      const mediaTypes = alternatives ? [JSON_MEDIA_TYPE, ...alternatives] : undefined;
+      return { ...route, paramNames, pattern: new RegExp(`^${source}/?$`), mediaTypes };
     });
+    for (const route of this.routes) {
+      const first = route.path.split('/')[1] ?? '';
+      if (first.includes('{')) this.fromAnyFirstSegment.push(route);
+      else this.byFirstSegment.set(first, [...(this.byFirstSegment.get(first) ?? []), route]);
+    }
   }
 
   private readonly logFenceFailure = (error: unknown) =>
@@ -114,7 +130,10 @@ export class RestRouter {
 
   /** A HEAD matches the path's GET (RFC 9110 §9.3.2); the caller drops the body (withoutBody). */
   match(method: string, pathname: string): RouteMatch {
-    const onPath = this.routes.filter((route) => route.pattern.test(pathname));
+    const end = pathname.indexOf('/', 1);
+    const first = pathname.slice(1, end === -1 ? undefined : end);
+    const candidates = [...(this.byFirstSegment.get(first) ?? []), ...this.fromAnyFirstSegment];
+    const onPath = candidates.filter((route) => route.pattern.test(pathname));
     if (onPath.length === 0) return { kind: 'not-found' };
     const wanted = method === 'HEAD' ? 'GET' : method;
     const route = onPath.find((candidate) => candidate.method === wanted);
@@ -150,10 +169,8 @@ export class RestRouter {
         );
       }
       const { alternatives } = route.response;
-      const mediaType = alternatives
-        ? negotiate(request, [JSON_MEDIA_TYPE, ...alternatives])
-        : JSON_MEDIA_TYPE;
-      if (!mediaType) return notAcceptableResponse(instance, [JSON_MEDIA_TYPE, ...(alternatives ?? [])]);
+      const mediaType = route.mediaTypes ? negotiate(request, route.mediaTypes) : JSON_MEDIA_TYPE;
+      if (!mediaType) return notAcceptableResponse(instance, route.mediaTypes ?? [JSON_MEDIA_TYPE]);
       // UUIDs are case-insensitive (RFC 9562); ids are stored, cached and compared in lowercase.
       const ids = Object.fromEntries(Object.entries(params).map(([name, id]) => [name, id.toLowerCase()]));
       const key = route.method === 'POST' ? idempotencyKeyOf(request) : undefined;
@@ -229,8 +246,23 @@ export class RestRouter {
  */
 function negotiate(request: Request, available: string[]): string | undefined {
   const accept = request.headers.get('accept');
-  return new Negotiator({ headers: accept === null ? {} : { accept } }).mediaType(available);
+  let choices = negotiated.get(available);
+  if (!choices) {
+    choices = new Map();
+    negotiated.set(available, choices);
+  }
+  const key = accept ?? '';
+  if (choices.has(key)) return choices.get(key);
+  const chosen = new Negotiator({ headers: accept === null ? {} : { accept } }).mediaType(available);
+  // Clients send a handful of distinct Accept headers; a bound keeps arbitrary ones from growing it.
+  if (choices.size >= NEGOTIATED_PER_ROUTE) choices.clear();
+  choices.set(key, chosen);
+  return chosen;
 }
+
+/** The media type each Accept header chose, per list of available types (a route's: the same array each time). */
+const negotiated = new WeakMap<string[], Map<string, string | undefined>>();
+const NEGOTIATED_PER_ROUTE = 100;
 
 function notAcceptableResponse(instance: string, available: string[]): Response {
   return problemResponse({
