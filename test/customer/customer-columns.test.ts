@@ -1,46 +1,16 @@
-import {
-  type GraphQLNamedType,
-  type GraphQLObjectType,
-  getNamedType,
-  isLeafType,
-  isNonNullType,
-  isObjectType,
-} from 'graphql';
+import { getNamedType, isLeafType } from 'graphql';
 import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
-import { schema } from '../../src/graphql/schema.ts';
 import { invoiceFixtures } from '../invoice/fixtures.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
+import { objectType, select } from '../support/selection.ts';
 import { openLoggedOrm } from '../support/statements.ts';
 
 const t = setupTestApp();
 const f = invoiceFixtures(t);
 
-/** Every field of `type` that takes no required argument, objects `depth` levels deep (leaves below). */
-function everything(type: GraphQLNamedType, depth: number): string {
-  if (!isObjectType(type)) return '';
-  const parts: string[] = [];
-  for (const field of Object.values((type as GraphQLObjectType).getFields())) {
-    if (field.args.some((arg) => isNonNullType(arg.type) && arg.defaultValue === undefined)) continue;
-    const named = getNamedType(field.type);
-    if (isLeafType(named)) parts.push(field.name);
-    else if (depth > 0) {
-      const inner = everything(named, depth - 1);
-      if (inner) parts.push(`${field.name} { ${inner} }`);
-    }
-  }
-  return parts.join(' ');
-}
-
-const customerType = schema.getType('Customer') as GraphQLObjectType;
-
-/** `field` of Customer as a client would select it: a leaf as it is, an object with everything below it. */
-function select(field: string): string {
-  const named = getNamedType(customerType.getFields()[field]?.type);
-  if (!named) throw new Error(`Customer has no ${field}`);
-  return isLeafType(named) ? field : `${field} { ${everything(named, 1)} }`;
-}
+const customerType = objectType('Customer');
 
 describe('customer(id) reads only the columns its selection needs', () => {
   let env: TestEnvironment;
@@ -91,7 +61,7 @@ describe('customer(id) reads only the columns its selection needs', () => {
 
   it('answers every field of a customer alone as the customer read whole answers it', async () => {
     for (const field of Object.keys(customerType.getFields())) {
-      const { narrowed, whole } = await narrowedAndWhole(select(field));
+      const { narrowed, whole } = await narrowedAndWhole(select(customerType, field));
       expect(narrowed, field).toEqual(whole);
       expect(narrowed[0], field).not.toBeNull();
     }
