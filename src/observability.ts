@@ -10,7 +10,7 @@ import {
 import { type Plugin, shouldRenderGraphiQL, type YogaLogger } from 'graphql-yoga';
 import { validate as isUuid } from 'uuid';
 import { DomainError, toJsonPointer } from './errors.ts';
-import { operationOf } from './graphql/operation.ts';
+import { operationOf, perDocument } from './graphql/operation.ts';
 import { CLIENT_CLOSED_REQUEST } from './http/body.ts';
 import { problemResponse } from './http/problem.ts';
 import { type Logger, type RequestScope, requestScope } from './logger.ts';
@@ -54,28 +54,19 @@ const digest = (value: string) => createHash('sha256').update(value).digest();
 export function graphqlRoute(schema: GraphQLSchema, document: DocumentNode, operationName?: string): string {
   let bySchema = routes.get(schema);
   if (!bySchema) {
-    bySchema = new WeakMap();
+    bySchema = perDocument((document, operationName) => routeOf(schema, document, operationName));
     routes.set(schema, bySchema);
   }
-  let byName = bySchema.get(document);
-  if (!byName) {
-    byName = new Map();
-    bySchema.set(document, byName);
-  }
-  const key = operationName ?? null;
-  const known = byName.get(key);
-  if (known !== undefined) return known;
-  const route = routeOf(schema, document, operationName);
-  // The name is the client's: a document sent with ever new names is labelled afresh past the bound.
-  if (byName.size < ROUTES_PER_DOCUMENT) byName.set(key, route);
-  return route;
+  return bySchema(document, operationName);
 }
 
-/** Labels remembered per parsed document (Yoga's parse cache hands a text's requests the same one). */
-const routes = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string | null, string>>>();
-const ROUTES_PER_DOCUMENT = 16;
+/** Labels remembered per schema and parsed document (see perDocument). */
+const routes = new WeakMap<
+  GraphQLSchema,
+  (document: DocumentNode, operationName?: string | null) => string
+>();
 
-function routeOf(schema: GraphQLSchema, document: DocumentNode, operationName?: string): string {
+function routeOf(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): string {
   const operation = operationOf(document, operationName);
   const fields = operation && schema.getRootType(operation.operation)?.getFields();
   if (!operation || !fields) return OTHER_GRAPHQL;

@@ -9,35 +9,43 @@ import {
 
 /**
  * Operation names remembered per document: the name is the client's, so a document sent with ever new
- * names must not grow its entry without bound (beyond it, the operation is looked up each time).
+ * names must not grow its entry without bound (beyond it, the answer is worked out each time).
  */
 const NAMES_PER_DOCUMENT = 16;
 
-const operations = new WeakMap<DocumentNode, Map<string | null, OperationDefinitionNode | null>>();
+/**
+ * `compute(document, operationName)` remembered per parsed document and operation name: Yoga's parse
+ * cache hands every request of the same text the same DocumentNode, and a document is never changed once
+ * parsed (a narrowed document is a new object).
+ */
+export function perDocument<T>(
+  compute: (document: DocumentNode, operationName?: string | null) => T,
+): (document: DocumentNode, operationName?: string | null) => T {
+  const known = new WeakMap<DocumentNode, Map<string | null, T>>();
+  return (document, operationName) => {
+    let byName = known.get(document);
+    if (!byName) {
+      byName = new Map();
+      known.set(document, byName);
+    }
+    // getOperationAST treats null and undefined alike (no name given), and '' as a name.
+    const key = operationName ?? null;
+    if (byName.has(key)) return byName.get(key) as T;
+    const value = compute(document, operationName);
+    if (byName.size < NAMES_PER_DOCUMENT) byName.set(key, value);
+    return value;
+  };
+}
 
 /**
  * `getOperationAST(document, operationName)`, found once per parsed document and operation name and
  * shared by every plugin that asks (the query cost, the compiled executor, audit, idempotency, the
- * transaction, the metrics label): Yoga's parse cache hands every request of the same text the same
- * DocumentNode, and a document is never changed once parsed (a narrowed document is a new object).
+ * transaction, the metrics label).
  */
-export function operationOf(
-  document: DocumentNode,
-  operationName?: string | null,
-): OperationDefinitionNode | null {
-  let byName = operations.get(document);
-  if (!byName) {
-    byName = new Map();
-    operations.set(document, byName);
-  }
-  // getOperationAST treats null and undefined alike (no name given), and '' as a name.
-  const key = operationName ?? null;
-  const known = byName.get(key);
-  if (known !== undefined) return known;
-  const operation = getOperationAST(document, operationName) ?? null;
-  if (byName.size < NAMES_PER_DOCUMENT) byName.set(key, operation);
-  return operation;
-}
+export const operationOf = perDocument(
+  (document, operationName): OperationDefinitionNode | null =>
+    getOperationAST(document, operationName) ?? null,
+);
 
 const fits = new WeakMap<object, WeakMap<readonly VariableDefinitionNode[], boolean>>();
 
