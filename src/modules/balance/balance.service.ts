@@ -12,6 +12,9 @@ import {
   CustomerBalanceSchema,
 } from './balance.entity.ts';
 
+/** The key of a customer's balance in a currency. */
+export const balanceKey = (customerId: string, currency: string) => `${customerId}:${currency}`;
+
 /** The settlement reference that names the balance, on both sides of a transfer. */
 export const BALANCE_REFERENCE = 'customer balance';
 
@@ -41,17 +44,44 @@ export class CreditBalanceService {
   /** The balance of a customer in a currency, created at zero when missing, locked for the rest of `tx`. */
   async lock(tx: EntityManager, customerId: string, currency: string): Promise<CustomerBalance> {
     const { environmentId } = this.ctx;
-    await tx.execute(
-      `insert into customer_balance (id, environment_id, customer_id, currency, amount, created_at)
-       values (?, ?, ?, ?, 0, now())
-       on conflict (environment_id, customer_id, currency) do nothing`,
-      [newId(), environmentId, customerId, currency],
-    );
+    await this.createMissing(tx, [{ customerId, currency }]);
     return tx.findOneOrFail(
       CustomerBalanceSchema,
       { environmentId, customerId, currency },
       { lockMode: LockMode.PESSIMISTIC_WRITE },
     );
+  }
+
+  /** Creates at zero the balances of `pairs` that do not exist yet (as `lock` does, for many at once). */
+  async createMissing(
+    tx: EntityManager,
+    pairs: readonly { customerId: string; currency: string }[],
+  ): Promise<void> {
+    if (pairs.length === 0) return;
+    await tx.execute(
+      `insert into customer_balance (id, environment_id, customer_id, currency, amount, created_at)
+       values ${pairs.map(() => '(?, ?, ?, ?, 0, now())').join(', ')}
+       on conflict (environment_id, customer_id, currency) do nothing`,
+      pairs.flatMap(({ customerId, currency }) => [newId(), this.ctx.environmentId, customerId, currency]),
+    );
+  }
+
+  /**
+   * The amounts of the customers' balances (keyed by balanceKey; a missing one holds nothing), locked
+   * for the rest of `tx`: a billing batch's one read of them, taken before any invoice of theirs, the
+   * order `lock` keeps.
+   */
+  async lockAmounts(tx: EntityManager, customerIds: readonly string[]): Promise<Map<string, number>> {
+    const amounts = new Map<string, number>();
+    if (customerIds.length === 0) return amounts;
+    const rows = await tx.execute<{ customer_id: string; currency: string; amount: string }[]>(
+      `select customer_id, currency, amount from customer_balance
+       where environment_id = ? and customer_id in (${customerIds.map(() => '?').join(', ')})
+       order by id for update`,
+      [this.ctx.environmentId, ...customerIds],
+    );
+    for (const row of rows) amounts.set(balanceKey(row.customer_id, row.currency), Number(row.amount));
+    return amounts;
   }
 
   /** Adds a movement of `amount` (signed) to the locked balance. */

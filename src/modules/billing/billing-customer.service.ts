@@ -12,6 +12,7 @@ import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
 import { customerLoaders } from '../customer/customer.reads.ts';
 import { type Invoice, type InvoiceItem, InvoiceItemSchema } from '../invoice/invoice.entity.ts';
 import { type InvoiceItemInput, MAX_LINES_PER_INVOICE } from '../invoice/invoice.input.ts';
+import { BatchBooking } from '../invoice/invoice-batch-booking.service.ts';
 import { InvoiceBookingService } from '../invoice/invoice-booking.service.ts';
 import { InvoiceDraftService, type ItemLink } from '../invoice/invoice-drafts.service.ts';
 import {
@@ -133,6 +134,8 @@ export type BatchWork = {
   customers: Map<string, Customer>;
   loaders: RequestLoaders;
   tally: RunTally;
+  /** In a scheduled run's batch: the set-based booking of its plain invoices (BatchBooking). */
+  booking?: BatchBooking;
 };
 
 /**
@@ -180,7 +183,12 @@ export class CustomerBillingService {
    * ended, their items, scheduled changes, waiting proration lines, the customers with released
    * periods, and the prices and products all of these name.
    */
-  async prefetch(tx: EntityManager, customerIds: readonly string[], asOf: Date): Promise<BatchWork> {
+  async prefetch(
+    tx: EntityManager,
+    customerIds: readonly string[],
+    asOf: Date,
+    { setBased = false }: { setBased?: boolean } = {},
+  ): Promise<BatchWork> {
     const { environmentId } = this.ctx;
     const work: BatchWork = {
       subscriptions: new Map(),
@@ -261,6 +269,7 @@ export class CustomerBillingService {
       keepRead(customerReadKey(environmentId, customer.id), customer);
     }
     await work.loaders.of(customerLoaders).byId.loadMany([...customerIds]);
+    if (setBased && inBatchTransaction(tx)) work.booking = await BatchBooking.of(this.ctx, tx, customerIds);
     return work;
   }
 
@@ -676,18 +685,31 @@ export class CustomerBillingService {
         size += line.items.length;
       }
       for (const invoiced of chunks) {
-        const { drafts, booking } = services();
-        const invoice = await drafts.create(
-          {
-            customerId,
-            currency,
-            date: dateOf(asOf),
-            items: invoiced.flatMap((line) => line.items),
-          },
-          invoiced.flatMap((line) => line.items.map(() => line.link)),
-        );
-        if (!preview && customer.collectionMode !== 'draft_invoice')
-          await booking.book(invoice.id, { creditToBalance: true });
+        const input = {
+          customerId,
+          currency,
+          date: dateOf(asOf),
+          items: invoiced.flatMap((line) => line.items),
+        };
+        const links = invoiced.flatMap((line) => line.items.map(() => line.link));
+        const books = !preview && customer.collectionMode !== 'draft_invoice';
+        const setBased = books && batch?.booking;
+        let invoice = setBased
+          ? await setBased.add(
+              new InvoiceDraftService({ em: tx, environmentId, loaders }),
+              customer,
+              input,
+              links,
+            )
+          : null;
+        if (!invoice) {
+          const { drafts, booking } = services();
+          invoice = await drafts.create(input, links);
+          if (books) {
+            await batch?.booking?.beforeBooking(customerId, currency);
+            await booking.book(invoice.id, { creditToBalance: true });
+          }
+        }
         for (const line of invoiced) invoiceOf.set(line.key, invoice.id);
         // Only a preview shows the lines; a run of a thousand lines need not read them back.
         const items = preview

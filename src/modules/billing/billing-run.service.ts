@@ -8,6 +8,7 @@ import { billingRunsTotal } from '../../metrics.ts';
 import { customerNow, onClock } from '../clock/clock.now.ts';
 import { CustomerSchema } from '../customer/customer.entity.ts';
 import { recordEvent } from '../event/event.service.ts';
+import { SetBasedBookingRefused } from '../invoice/invoice-batch-booking.service.ts';
 import { SubscriptionSchema } from '../subscription/subscription.entity.ts';
 import { assertBillableMoment } from './billing.clock.ts';
 import { LOCK_TAKEN, withBillingRunLock } from './billing.lock.ts';
@@ -339,6 +340,9 @@ export class BillingRunService {
   ): Promise<{ seen: string[]; stopped: boolean }> {
     let limit = size;
     const failures = new Map<string, CustomerFailed>();
+    // Plain invoices are booked set-based (BatchBooking) unless that met a number already used: the
+    // batch is then billed again invoice by invoice, which tells whose.
+    let setBased = true;
     for (;;) {
       try {
         return await this.transaction((tx) =>
@@ -349,7 +353,7 @@ export class BillingRunService {
             if (!this.ctx.em.isInTransaction()) markBatch(tx);
             const customers = await this.customersWithWork(tx, asOf, after, clockId, limit);
             const billing = new CustomerBillingService(this.ctx);
-            const work = await billing.prefetch(tx, customers, asOf);
+            const work = await billing.prefetch(tx, customers, asOf, { setBased });
             const seen: string[] = [];
             const errors: BillingRun['errors'] = [];
             let stopped = false;
@@ -371,6 +375,7 @@ export class BillingRunService {
               }
               seen.push(customerId);
             }
+            await work.booking?.flush();
             await countOnRun(tx, this.ctx.environmentId, runId, work.tally);
             if (errors.length > 0) {
               const run = await tx.findOneOrFail(BillingRunSchema, {
@@ -383,6 +388,10 @@ export class BillingRunService {
           }),
         );
       } catch (error) {
+        if (error instanceof SetBasedBookingRefused && setBased) {
+          setBased = false;
+          continue;
+        }
         if (!(error instanceof CustomerFailed)) throw error;
         // Again, up to the failed customer: the customers before it, then its error. Each retry ends
         // before the last, so it stops.

@@ -51,6 +51,14 @@ export type LeanChange = {
   created?: readonly { entity: Schema; rows: readonly TenantRow[] }[];
   /** Changed rows: the row's key and the properties set, with their new values. */
   updated?: readonly { entity: Schema; key: TenantRow; set: Record<string, unknown> }[];
+  /**
+   * Rows of `created` changed again by the same work before it was written (a billing batch's drafts,
+   * booked first): written as they end up, with the `update` audit event of each change, as the unit of
+   * work's second flush would have written it.
+   */
+  changedOnCreate?: readonly { entity: Schema; key: TenantRow; fields: readonly string[] }[];
+  /** New rows that no path audits (the journal's, which em.insert writes). */
+  unaudited?: readonly { entity: Schema; rows: readonly TenantRow[] }[];
   /** The events the change records, as recordEvent records them. */
   events?: readonly EventInput[];
 };
@@ -96,6 +104,19 @@ export async function writeChange(
       objectId: key.id,
       changedFields: Object.keys(set),
     });
+  }
+  for (const { entity, key, fields } of change.changedOnCreate ?? []) {
+    if (!isAudited(entity)) continue;
+    audits.push({
+      environmentId: key.environmentId,
+      action: 'update',
+      objectType: entity.meta.className,
+      objectId: key.id,
+      changedFields: fields,
+    });
+  }
+  for (const { entity, rows } of change.unaudited ?? []) {
+    if (rows.length > 0) parts.push(insertRows(em, nameOf(entity), rows));
   }
   if (audits.length > 0) {
     const rows = audits.map((audit) => newRow(em, AuditEventSchema, auditRow(context, occurredAt, audit)));

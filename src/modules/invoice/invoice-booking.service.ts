@@ -4,8 +4,9 @@ import { cachedRead, customerReadKey } from '../../db/read-cache.ts';
 import { DomainError } from '../../errors.ts';
 import { changeInvoiceWithBalance } from '../balance/balance.change.ts';
 import { CreditBalanceService } from '../balance/balance.service.ts';
-import { CustomerSchema } from '../customer/customer.entity.ts';
+import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
 import { postInvoiceBooking } from '../ledger/ledger-journal.service.ts';
+import type { InvoiceSeller } from '../seller/seller.entity.ts';
 import { currentSeller } from '../seller/seller.service.ts';
 import { CreditNoteBookingService } from './credit-note-booking.service.ts';
 import { assertDraft, customerSnapshot } from './invoice.change.ts';
@@ -13,6 +14,22 @@ import { type Invoice, InvoiceItemSchema } from './invoice.entity.ts';
 import { recordInvoiceEvent } from './invoice.events.ts';
 import { takeNextHandle } from './invoice-numbering.service.ts';
 import { retaxForBooking } from './invoice-tax.service.ts';
+
+/**
+ * What booking sets on a draft: its number, the customer and seller frozen onto it, the moment. A billing
+ * batch's set-based booking sets the same (and its audit rows name these fields).
+ */
+export function bookedFields(handle: string, customer: Customer, seller: InvoiceSeller) {
+  const bookedAt = new Date();
+  return {
+    handle,
+    status: 'booked' as const,
+    customerSnapshot: customerSnapshot(customer),
+    sellerSnapshot: seller,
+    bookedAt,
+    updatedAt: bookedAt,
+  } satisfies Partial<Invoice>;
+}
 
 /** Booking drafts: the step that numbers an invoice or credit note and makes it final. */
 export class InvoiceBookingService {
@@ -43,12 +60,8 @@ export class InvoiceBookingService {
         );
         // Read before the number is taken: the counter row stays locked until the transaction ends.
         const seller = await currentSeller(tx, environmentId);
-        invoice.handle = await takeNextHandle(tx, environmentId, invoice.type, invoice.date);
-        invoice.status = 'booked';
-        invoice.customerSnapshot = customerSnapshot(customer);
-        invoice.sellerSnapshot = seller;
-        invoice.bookedAt = new Date();
-        invoice.updatedAt = invoice.bookedAt;
+        const handle = await takeNextHandle(tx, environmentId, invoice.type, invoice.date);
+        Object.assign(invoice, bookedFields(handle, customer, seller));
         if (invoice.creditedInvoiceId) {
           await new CreditNoteBookingService(this.ctx).apply(tx, invoice, balance);
         } else {

@@ -20,6 +20,7 @@ import {
 } from './invoice.arithmetic.ts';
 import { assertDraft, changeInvoice, customerSummary, type ItemFields, totalsOf } from './invoice.change.ts';
 import { type Invoice, type InvoiceItem, InvoiceItemSchema, InvoiceSchema } from './invoice.entity.ts';
+import { invoiceEvent } from './invoice.events.ts';
 import {
   type InvoiceCreateInput,
   type InvoiceItemInput,
@@ -28,7 +29,6 @@ import {
   MAX_LINES_PER_INVOICE,
 } from './invoice.input.ts';
 import { invoiceLoaders } from './invoice.reads.ts';
-import { invoiceResponse } from './invoice.rest.ts';
 import { applyTaxPolicy, customerWithTaxRounding, retaxDraft, taxPolicyOf } from './invoice-tax.service.ts';
 
 /** The due date the customer's payment term gives, reported at `date` when it would pass year 9999. */
@@ -91,6 +91,62 @@ export class InvoiceDraftService {
    */
   async create(input: InvoiceCreateInput, links: readonly ItemLink[] = []): Promise<Invoice> {
     const { em, environmentId } = this.ctx;
+    const created =
+      links.length === 0
+        ? await (async () => {
+            const { invoice, lines, event } = await this.draftRows(input, links);
+            await writeChange(em, environmentId, {
+              created: [
+                { entity: InvoiceSchema, rows: [invoice] },
+                { entity: InvoiceItemSchema, rows: lines },
+              ],
+              events: [event],
+            });
+            this.ctx.loaders.of(invoiceLoaders).byId.prime(invoice.id, invoice);
+            return { invoice, lines };
+          })()
+        : await (async () => {
+            const { draft, items, lineOf, createdEvent } = await this.drafted(input, links);
+            // Only writes: in a REST request's transaction they need no savepoint (writeTogether).
+            return writeTogether(em, async (tx) => {
+              const invoice = tx.create(InvoiceSchema, draft);
+              const lines = items.map((item, index) =>
+                tx.create(InvoiceItemSchema, lineOf(item, index, invoice.id)),
+              );
+              recordEvent(tx, environmentId, createdEvent(invoice, lines));
+              return { invoice, lines };
+            });
+          })();
+    // What the transaction wrote is what a read would find: the document needs no further queries.
+    const byId = (a: InvoiceItem, b: InvoiceItem) => (a.id < b.id ? -1 : 1);
+    this.ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.prime(created.invoice.id, created.lines.sort(byId));
+    this.ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.prime(created.invoice.id, []);
+    return created.invoice;
+  }
+
+  /**
+   * A new draft made in memory as create writes it, nothing written or tracked: the invoice and its lines
+   * (newRow) and its `invoice.created` event. An API draft's are written at once (create); a billing
+   * batch's set-based booking writes its drafts together with the batch's others.
+   */
+  async draftRows(
+    input: InvoiceCreateInput,
+    links: readonly ItemLink[],
+  ): Promise<{ invoice: Invoice; lines: InvoiceItem[]; event: EventInput }> {
+    const { em } = this.ctx;
+    const { draft, items, lineOf, createdEvent } = await this.drafted(input, links);
+    const invoice = newRow(em, InvoiceSchema, draft);
+    const lines = items.map((item, index) => newRow(em, InvoiceItemSchema, lineOf(item, index, invoice.id)));
+    return { invoice, lines, event: createdEvent(invoice, lines) };
+  }
+
+  /**
+   * What a new draft is (create): the invoice's fields (its lines' in `items`), how each line's row is
+   * made, and its `invoice.created` event. An API draft (no links) reads the customer lean, with the
+   * environment's tax rounding; a run's, through the loaders its batch primed.
+   */
+  private async drafted(input: InvoiceCreateInput, links: readonly ItemLink[]) {
+    const { em, environmentId } = this.ctx;
     const lean = links.length === 0;
     const read = lean ? await customerWithTaxRounding(this.ctx, input.customerId) : null;
     const { customer, currency } = lean
@@ -129,42 +185,14 @@ export class InvoiceDraftService {
       prorationLineId: links[index]?.prorationLineId ?? null,
       ...item,
     });
-    const createdEvent = (invoice: Invoice, lines: InvoiceItem[]): EventInput => ({
-      type: 'invoice.created',
-      objectType: 'invoice',
-      objectId: invoice.id,
-      data: invoiceResponse({ invoice, customer: customerSummary(customer), items: lines, settlements: [] }),
-    });
-    const created = lean
-      ? await (async () => {
-          const invoice = newRow(em, InvoiceSchema, draft);
-          const lines = items.map((item, index) =>
-            newRow(em, InvoiceItemSchema, lineOf(item, index, invoice.id)),
-          );
-          await writeChange(em, environmentId, {
-            created: [
-              { entity: InvoiceSchema, rows: [invoice] },
-              { entity: InvoiceItemSchema, rows: lines },
-            ],
-            events: [createdEvent(invoice, lines)],
-          });
-          this.ctx.loaders.of(invoiceLoaders).byId.prime(invoice.id, invoice);
-          return { invoice, lines };
-        })()
-      : // Only writes: in a REST request's transaction they need no savepoint (writeTogether).
-        await writeTogether(em, async (tx) => {
-          const invoice = tx.create(InvoiceSchema, draft);
-          const lines = items.map((item, index) =>
-            tx.create(InvoiceItemSchema, lineOf(item, index, invoice.id)),
-          );
-          recordEvent(tx, environmentId, createdEvent(invoice, lines));
-          return { invoice, lines };
-        });
-    // What the transaction wrote is what a read would find: the document needs no further queries.
-    const byId = (a: InvoiceItem, b: InvoiceItem) => (a.id < b.id ? -1 : 1);
-    this.ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.prime(created.invoice.id, created.lines.sort(byId));
-    this.ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.prime(created.invoice.id, []);
-    return created.invoice;
+    const createdEvent = (invoice: Invoice, lines: InvoiceItem[]): EventInput =>
+      invoiceEvent('invoice.created', {
+        invoice,
+        customer: customerSummary(customer),
+        items: lines,
+        settlements: [],
+      });
+    return { draft, items, lineOf, createdEvent };
   }
 
   /** Changes the date, due date, memo or currency of a draft. */

@@ -35,27 +35,46 @@ export async function takeNextHandle(
   environmentId: string,
   type: InvoiceType,
   date: string,
-) {
+): Promise<string> {
+  const [handle] = await takeNextHandles(tx, environmentId, type, date, 1);
+  return handle as string;
+}
+
+/**
+ * The next `count` numbers of `type` for invoices dated `date`, in order, taken as one block (a billing
+ * batch's invoices, numbered once they are all known): takeNextHandle's upserts, moving the count by
+ * `count` at once.
+ */
+export async function takeNextHandles(
+  tx: EntityManager,
+  environmentId: string,
+  type: InvoiceType,
+  date: string,
+  count: number,
+): Promise<string[]> {
+  if (count <= 0) return [];
   const [head] = await tx.execute<
     { prefix: string; pattern: string | null; yearly_reset: boolean; last_number: string }[]
   >(
-    `insert into invoice_numbering (environment_id, type, period_key, prefix, last_number) values (?, ?, '', ?, 1)
+    `insert into invoice_numbering (environment_id, type, period_key, prefix, last_number) values (?, ?, '', ?, ?)
      on conflict (environment_id, type, period_key) do update
-       set last_number = invoice_numbering.last_number + case when invoice_numbering.yearly_reset then 0 else 1 end
+       set last_number = invoice_numbering.last_number + case when invoice_numbering.yearly_reset then 0 else excluded.last_number end
      returning prefix, pattern, yearly_reset, last_number`,
-    [environmentId, type, DEFAULT_PREFIXES[type]],
+    [environmentId, type, DEFAULT_PREFIXES[type], count],
   );
   if (!head) throw new Error('the numbering upsert returned no row');
   const pattern = head.pattern ?? prefixPattern(head.prefix);
-  if (!head.yearly_reset) return renderPattern(pattern, date, Number(head.last_number));
+  const block = (last: number) =>
+    Array.from({ length: count }, (_, index) => renderPattern(pattern, date, last - count + 1 + index));
+  if (!head.yearly_reset) return block(Number(head.last_number));
   const [period] = await tx.execute<{ last_number: string }[]>(
-    `insert into invoice_numbering (environment_id, type, period_key, prefix, last_number) values (?, ?, ?, ?, 1)
-     on conflict (environment_id, type, period_key) do update set last_number = invoice_numbering.last_number + 1
+    `insert into invoice_numbering (environment_id, type, period_key, prefix, last_number) values (?, ?, ?, ?, ?)
+     on conflict (environment_id, type, period_key) do update set last_number = invoice_numbering.last_number + excluded.last_number
      returning last_number`,
-    [environmentId, type, date.slice(0, 4), head.prefix],
+    [environmentId, type, date.slice(0, 4), head.prefix, count],
   );
   if (!period) throw new Error('the numbering upsert returned no row');
-  return renderPattern(pattern, date, Number(period.last_number));
+  return block(Number(period.last_number));
 }
 
 /** The per-environment configuration of invoice and credit note numbers. */

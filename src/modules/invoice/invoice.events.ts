@@ -1,9 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CustomerSchema } from '../customer/customer.entity.ts';
 import type { EventType } from '../event/event.entity.ts';
-import { recordEvent } from '../event/event.service.ts';
+import { type EventInput, recordEvent } from '../event/event.service.ts';
 import { customerSummary } from './invoice.change.ts';
 import { type Invoice, InvoiceItemSchema, SettlementSchema } from './invoice.entity.ts';
+import type { InvoiceDocument } from './invoice.reads.ts';
 import { invoiceResponse } from './invoice.rest.ts';
 
 /**
@@ -23,10 +24,11 @@ export async function recordInvoiceEvent(
   const customer =
     invoice.customerSnapshot ??
     customerSummary(await tx.findOneOrFail(CustomerSchema, { id: invoice.customerId, environmentId }));
-  recordEvent(tx, environmentId, {
-    type,
-    objectType: invoice.type,
-    objectId: invoice.id,
-    data: invoiceResponse({ invoice, customer, items, settlements }),
-  });
+  recordEvent(tx, environmentId, invoiceEvent(type, { invoice, customer, items, settlements }));
+}
+
+/** The event about an invoice or credit note: the invoice as its REST answer shows it. */
+export function invoiceEvent(type: EventType, document: InvoiceDocument): EventInput {
+  const { invoice } = document;
+  return { type, objectType: invoice.type, objectId: invoice.id, data: invoiceResponse(document) };
 }

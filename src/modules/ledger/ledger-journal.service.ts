@@ -6,12 +6,14 @@ import { cachedRead } from '../../db/read-cache.ts';
 import { DomainError } from '../../errors.ts';
 import type { Refund } from '../balance/balance.entity.ts';
 import { BALANCE_REFERENCE } from '../balance/balance.service.ts';
-import type { Invoice } from '../invoice/invoice.entity.ts';
+import type { Invoice, InvoiceItem } from '../invoice/invoice.entity.ts';
 import { InvoiceItemSchema, InvoiceSchema } from '../invoice/invoice.entity.ts';
 import { type AccountSet, AccountSetSchema } from './account-set.entity.ts';
 import {
+  type JournalEntry,
   JournalEntrySchema,
   type JournalKind,
+  type JournalLine,
   JournalLineSchema,
   type LedgerSettings,
   type RecognitionRow,
@@ -68,7 +70,7 @@ export async function assertOpen(tx: EntityManager, environmentId: string, lines
   }
 }
 
-type EntryHead = {
+export type EntryHead = {
   kind: JournalKind;
   date: string;
   settlementId?: string;
@@ -77,6 +79,42 @@ type EntryHead = {
   /** A refund out of the credit balance belongs to no invoice. */
   | { refund: Pick<Refund, 'id' | 'customerId' | 'currency'> }
 );
+
+/** The rows of one entry numbered `number`: the entry and its lines. */
+export function entryRows(
+  environmentId: string,
+  head: EntryHead,
+  number: number,
+  lines: readonly PostingLine[],
+): { entry: JournalEntry; lines: JournalLine[] } {
+  const entryId = newId();
+  const owner = 'invoice' in head ? head.invoice : head.refund;
+  return {
+    entry: {
+      id: entryId,
+      environmentId,
+      number,
+      kind: head.kind,
+      date: head.date,
+      invoiceId: 'invoice' in head ? head.invoice.id : null,
+      refundId: 'refund' in head ? head.refund.id : null,
+      customerId: owner.customerId,
+      currency: owner.currency,
+      settlementId: head.settlementId ?? null,
+      createdAt: new Date(),
+    },
+    lines: lines.map((posting) => ({
+      id: newId(),
+      environmentId,
+      entryId,
+      accountId: posting.accountId,
+      amount: posting.amount,
+      accountSetId: posting.accountSetId,
+      invoiceItemId: posting.invoiceItemId,
+      taxCode: posting.taxCode,
+    })),
+  };
+}
 
 /** Writes one entry with its lines under the next number; returns its id. */
 export async function writeEntry(
@@ -88,36 +126,10 @@ export async function writeEntry(
   await assertOpen(tx, environmentId, lines);
   // Written directly rather than through the unit of work: lines reference the entry by a plain
   // column, and nothing reads these rows back in the transaction.
-  const entryId = newId();
-  const owner = 'invoice' in head ? head.invoice : head.refund;
-  await tx.insert(JournalEntrySchema, {
-    id: entryId,
-    environmentId,
-    number: await takeEntryNumbers(tx, environmentId),
-    kind: head.kind,
-    date: head.date,
-    invoiceId: 'invoice' in head ? head.invoice.id : null,
-    refundId: 'refund' in head ? head.refund.id : null,
-    customerId: owner.customerId,
-    currency: owner.currency,
-    settlementId: head.settlementId ?? null,
-    createdAt: new Date(),
-  });
-  if (lines.length > 0)
-    await tx.insertMany(
-      JournalLineSchema,
-      lines.map((posting) => ({
-        id: newId(),
-        environmentId,
-        entryId,
-        accountId: posting.accountId,
-        amount: posting.amount,
-        accountSetId: posting.accountSetId,
-        invoiceItemId: posting.invoiceItemId,
-        taxCode: posting.taxCode,
-      })),
-    );
-  return entryId;
+  const rows = entryRows(environmentId, head, await takeEntryNumbers(tx, environmentId), lines);
+  await tx.insert(JournalEntrySchema, rows.entry);
+  if (rows.lines.length > 0) await tx.insertMany(JournalLineSchema, rows.lines);
+  return rows.entry.id;
 }
 
 /** Whether the invoice's booking is in the journal (invoices booked before the ledger are not). */
@@ -201,26 +213,22 @@ async function lineTargets(
 }
 
 /**
- * Posts a booking: the invoice's (or credit note's) entry, then the settlements booking made. Called
- * in the booking transaction after the invoice is numbered.
+ * What booking an invoice (or credit note) with `items` posts: its entry's lines, the deferred lines
+ * whose schedules the invoice starts, and for a credit note against deferred lines, what it takes back
+ * in proportion from what was recognized and what not.
  */
-export async function postInvoiceBooking(
-  ctx: ServiceContext,
+export async function bookingPosting(
   tx: EntityManager,
-  invoice: Invoice,
-): Promise<void> {
-  const { environmentId } = ctx;
-  await tx.flush();
-  if (invoice.creditedInvoiceId && !(await isPosted(tx, environmentId, invoice.creditedInvoiceId))) return;
+  environmentId: string,
+  items: readonly InvoiceItem[],
+  isCreditNote: boolean,
+): Promise<{
+  lines: PostingLine[];
+  deferred: DeferredLine[];
+  takeBacks: { template: RecognitionRow; amount: number }[];
+}> {
   const settings = await ensureLedgerSettings(tx, environmentId);
-  const items = await tx.find(
-    InvoiceItemSchema,
-    { environmentId, invoiceId: invoice.id },
-    { orderBy: { id: 'asc' } },
-  );
   const { targets, deferred } = await lineTargets(tx, environmentId, settings, items);
-  const isCreditNote = invoice.type === 'credit_note';
-  // A credit note against deferred lines takes back in proportion what was recognized and what not.
   const credited = items.flatMap((item) => (item.creditedItemId ? [item.creditedItemId] : []));
   const schedules = await lockSchedules(tx, environmentId, isCreditNote ? credited : []);
   const takeBacks: { template: RecognitionRow; amount: number }[] = [];
@@ -238,6 +246,28 @@ export async function postInvoiceBooking(
     (item: PostedItem) => targets.get(item.id) as LineTarget,
     isCreditNote ? -1 : 1,
   );
+  return { lines, deferred, takeBacks };
+}
+
+/**
+ * Posts a booking: the invoice's (or credit note's) entry, then the settlements booking made. Called
+ * in the booking transaction after the invoice is numbered.
+ */
+export async function postInvoiceBooking(
+  ctx: ServiceContext,
+  tx: EntityManager,
+  invoice: Invoice,
+): Promise<void> {
+  const { environmentId } = ctx;
+  await tx.flush();
+  if (invoice.creditedInvoiceId && !(await isPosted(tx, environmentId, invoice.creditedInvoiceId))) return;
+  const items = await tx.find(
+    InvoiceItemSchema,
+    { environmentId, invoiceId: invoice.id },
+    { orderBy: { id: 'asc' } },
+  );
+  const isCreditNote = invoice.type === 'credit_note';
+  const { lines, deferred, takeBacks } = await bookingPosting(tx, environmentId, items, isCreditNote);
   // A zero-total booking still gets its (empty) entry: its settlements and void follow a booking.
   const kind = isCreditNote ? 'credit_note' : 'booking';
   const entryId = await writeEntry(environmentId, tx, { kind, date: invoice.date, invoice }, lines);
