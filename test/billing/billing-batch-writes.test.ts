@@ -2,11 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { StatementRecorder } from '../../bench/statements.ts';
 import { createJobContext } from '../../src/context.ts';
 import { BillingRunService } from '../../src/modules/billing/billing-run.service.ts';
+import { balanceFixtures } from '../balance/balance-fixtures.ts';
 import { billingFixtures, midnight } from '../subscription/fixtures.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 
 const t = setupTestApp();
 const f = billingFixtures(t);
+const balances = balanceFixtures(t);
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const INSTANT = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})/g;
@@ -58,13 +60,79 @@ async function written(env: TestEnvironment) {
              group by 1, 2, 3 order by 1, 2, 3::text`),
     await q(`select e.type, e.data from event e where e.environment_id = $1
                and e.type in ('invoice.created', 'invoice.booked')
-             order by e.type, e.data->>'number', e.data->'customer'->>'name'`),
+             order by e.type, e.data->>'number', e.data->'customer'->>'name', e.data->>'date'`),
     await q(`select j.number, j.kind, j.date, l.amount, a.name from journal_entry j
              join journal_line l on l.entry_id = j.id join ledger_account a on a.id = l.account_id
              where j.environment_id = $1 order by j.number, l.amount, a.name`),
     await q(`select c.name, b.currency, b.amount from customer_balance b join customer c on c.id = b.customer_id
              where b.environment_id = $1 order by c.name`),
+    await q(`select c.name, b.type, b.amount from balance_transaction b join customer c on c.id = b.customer_id
+             where b.environment_id = $1 order by c.name, b.type, b.amount`),
+    await q(`select v.handle, s.date, s.amount, s.reference, s.note from settlement s join invoice v on v.id = s.invoice_id
+             where s.environment_id = $1 order by v.handle, s.amount`),
+    await q(`select v.handle, r.date, r.amount from recognition_row r join invoice v on v.id = r.invoice_id
+             where r.environment_id = $1 order by v.handle, r.date, r.amount`),
   ]);
+}
+
+/** The statements that inserted invoices: one per set-based write, one per invoice booked invoice by invoice. */
+const invoiceInserts = (sent: string[]) =>
+  sent.filter((statement) => /insert into "invoice" \(/.test(statement));
+
+/**
+ * Six customers with a monthly subscription from 2026-05-01, billed for May (through a request) and
+ * then made, in id order: plain; with a credit balance (an over-settled invoice); plain; with a
+ * subscription cancelled on 15 May with its credit prorated (June bills only that credit: a negative
+ * total); with a product whose revenue is deferred (its own account set); plain.
+ */
+async function setUpMixed(env: TestEnvironment) {
+  await balances.gql(env, 'query { ledgerSettings { cashAccount { id } } }');
+  const seats = await f.createProduct(env, { handle: 'seats' });
+  const support = await f.createProduct(env, { name: 'Support', handle: 'support' });
+  const price = await f.createPrice(env, { pricing: { eur: { amount: 3100 } } });
+  const codes = await t.sql<{ id: string; accounting_code: string }>(
+    'select id, accounting_code from ledger_account where environment_id = $1',
+    [env.id],
+  );
+  const code = (accountingCode: string) => codes.find((row) => row.accounting_code === accountingCode)?.id;
+  const set = await balances.gql(
+    env,
+    'mutation ($input: AccountSetCreateInput!) { accountSetCreate(input: $input) { accountSet { id } } }',
+    {
+      input: {
+        salesAccountId: code('4000'),
+        incomeAccountId: code('4100'),
+        taxAccountId: code('2200'),
+        deferralAccountId: code('2400'),
+        recognitionStrategy: 'even_distribution',
+      },
+    },
+  );
+  await balances.gql(
+    env,
+    'mutation ($productId: UUID!, $accountSetId: UUID) { productAccountSetSet(productId: $productId, accountSetId: $accountSetId) { userErrors { message } } }',
+    { productId: support.id, accountSetId: set.accountSetCreate.accountSet.id },
+  );
+  const customers: string[] = [];
+  const subscriptions: string[] = [];
+  for (const [n, product] of [seats, seats, seats, seats, support, seats].entries()) {
+    const customerId = await f.createCustomer(env, { name: `Customer ${n}` });
+    const subscription = await f.subscribe(env, {
+      customerId,
+      handle: `subscription-${n}`,
+      term: { start: '2026-05-01' },
+      items: [{ productId: product.id, priceId: price.id, quantity: 2 }],
+    });
+    customers.push(customerId);
+    subscriptions.push(subscription.id);
+  }
+  await f.runBilling(env, midnight('2026-05-01'));
+  const overpaid = await balances.bookedInvoice(env, customers[1] as string, [1000]);
+  expect((await balances.settle(env, overpaid.id, 5000)).userErrors).toEqual([]);
+  const cancel = await f.tryCancel(env, subscriptions[3] as string, midnight('2026-05-15'), {
+    proration: 'create',
+  });
+  expect(cancel.userErrors).toEqual([]);
 }
 
 describe("a scheduled run's batch writes what a run in a request writes", () => {
@@ -108,6 +176,9 @@ describe("a scheduled run's batch writes what a run in a request writes", () => 
     const savepoints = (sent: string[]) => sent.filter((statement) => /^savepoint/i.test(statement)).length;
     expect(savepoints(statements)).toBe(0);
     expect(savepoints(requestStatements)).toBeGreaterThanOrEqual(6);
+    // and wrote its three invoices in one statement, where the request's run wrote one each
+    expect(invoiceInserts(statements)).toHaveLength(1);
+    expect(invoiceInserts(requestStatements)).toHaveLength(3);
     // and wrote the same rows: invoices, lines, audit events, events, journal, balances
     const rows = await written(scheduled);
     expect(rows).toEqual(await written(requested));
@@ -119,5 +190,46 @@ describe("a scheduled run's batch writes what a run in a request writes", () => 
       changed_fields: ['bookedAt', 'customerSnapshot', 'handle', 'sellerSnapshot', 'status', 'updatedAt'],
       count: 3,
     });
+  });
+
+  it('books plain invoices set-based and the others invoice by invoice, in one batch, with the same rows', async () => {
+    // given two environments set up alike with plain customers and each special case between them
+    const scheduled = await t.createEnvironment('Mixed');
+    const requested = await t.createEnvironment('Mixed');
+    await setUpMixed(scheduled);
+    await setUpMixed(requested);
+
+    // when June is billed by the scheduled run in one batch, and through billingRunCreate
+    const recorder = new StatementRecorder();
+    let statements: string[];
+    let run: Awaited<ReturnType<BillingRunService['run']>> | undefined;
+    try {
+      statements = await recorder.during(async () => {
+        const ctx = createJobContext(t.orm.em.fork(), scheduled.id, 'billingRun');
+        run = await new BillingRunService(ctx).run(new Date(midnight('2026-06-01')), {
+          triggeredBy: 'schedule',
+        });
+      });
+    } finally {
+      recorder.restore();
+    }
+    const viaRequest = await f.runBilling(requested, midnight('2026-06-01'));
+
+    // then both billed six invoices
+    expect(run).toMatchObject({ status: 'succeeded', invoiceCount: 6 });
+    expect(viaRequest).toMatchObject({ status: 'succeeded', invoiceCount: 6 });
+    // and the batch wrote the plain ones set-based (three writes: the pending ones go before each
+    // special customer's, so numbers follow the customers' order) and the three others one by one
+    expect(invoiceInserts(statements)).toHaveLength(6);
+    expect(invoiceInserts(statements).filter((statement) => /^with /.test(statement))).toHaveLength(3);
+    // and wrote the same rows, the special cases' balances, settlements and schedules included
+    const rows = await written(scheduled);
+    expect(rows).toEqual(await written(requested));
+    const [, , , , , customerBalances, movements, settlements, schedules] = rows as unknown[][];
+    expect(customerBalances).toHaveLength(6);
+    expect(movements).toContainEqual(expect.objectContaining({ name: 'Customer 1', type: 'applied' }));
+    expect(movements).toContainEqual(expect.objectContaining({ name: 'Customer 3', type: 'invoice_credit' }));
+    expect(settlements).toContainEqual(expect.objectContaining({ note: 'Credited to the customer balance' }));
+    expect(schedules?.length).toBeGreaterThan(0);
   });
 });
