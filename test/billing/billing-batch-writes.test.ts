@@ -3,6 +3,7 @@ import { StatementRecorder } from '../../bench/statements.ts';
 import { createJobContext } from '../../src/context.ts';
 import { BillingRunService } from '../../src/modules/billing/billing-run.service.ts';
 import { balanceFixtures } from '../balance/balance-fixtures.ts';
+import { evenlyDeferringAccountSet } from '../ledger/account-sets.ts';
 import { billingFixtures, midnight } from '../subscription/fixtures.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 
@@ -75,6 +76,21 @@ async function written(env: TestEnvironment) {
   ]);
 }
 
+/** Bills the environment as of `day` as the scheduler does (its batches: markBatch); the run and the statements it sent. */
+async function scheduledRun(env: TestEnvironment, day: string) {
+  const recorder = new StatementRecorder();
+  let run: Awaited<ReturnType<BillingRunService['run']>> | undefined;
+  try {
+    const statements = await recorder.during(async () => {
+      const ctx = createJobContext(t.orm.em.fork(), env.id, 'billingRun');
+      run = await new BillingRunService(ctx).run(new Date(midnight(day)), { triggeredBy: 'schedule' });
+    });
+    return { run, statements };
+  } finally {
+    recorder.restore();
+  }
+}
+
 /** The statements that inserted invoices: one per set-based write, one per invoice booked invoice by invoice. */
 const invoiceInserts = (sent: string[]) =>
   sent.filter((statement) => /insert into "invoice" \(/.test(statement));
@@ -86,32 +102,14 @@ const invoiceInserts = (sent: string[]) =>
  * total); with a product whose revenue is deferred (its own account set); plain.
  */
 async function setUpMixed(env: TestEnvironment) {
-  await balances.gql(env, 'query { ledgerSettings { cashAccount { id } } }');
   const seats = await f.createProduct(env, { handle: 'seats' });
   const support = await f.createProduct(env, { name: 'Support', handle: 'support' });
   const price = await f.createPrice(env, { pricing: { eur: { amount: 3100 } } });
-  const codes = await t.sql<{ id: string; accounting_code: string }>(
-    'select id, accounting_code from ledger_account where environment_id = $1',
-    [env.id],
-  );
-  const code = (accountingCode: string) => codes.find((row) => row.accounting_code === accountingCode)?.id;
-  const set = await balances.gql(
-    env,
-    'mutation ($input: AccountSetCreateInput!) { accountSetCreate(input: $input) { accountSet { id } } }',
-    {
-      input: {
-        salesAccountId: code('4000'),
-        incomeAccountId: code('4100'),
-        taxAccountId: code('2200'),
-        deferralAccountId: code('2400'),
-        recognitionStrategy: 'even_distribution',
-      },
-    },
-  );
+  const accountSetId = await evenlyDeferringAccountSet(t, env);
   await balances.gql(
     env,
     'mutation ($productId: UUID!, $accountSetId: UUID) { productAccountSetSet(productId: $productId, accountSetId: $accountSetId) { userErrors { message } } }',
-    { productId: support.id, accountSetId: set.accountSetCreate.accountSet.id },
+    { productId: support.id, accountSetId },
   );
   const customers: string[] = [];
   const subscriptions: string[] = [];
@@ -145,19 +143,7 @@ describe("a scheduled run's batch writes what a run in a request writes", () => 
 
     // when one is billed by the scheduled run (a batch: markBatch) and the other through billingRunCreate
     // (the request's transaction, each invoice's draft and booking in a savepoint of its own)
-    const recorder = new StatementRecorder();
-    let statements: string[];
-    let run: Awaited<ReturnType<BillingRunService['run']>> | undefined;
-    try {
-      statements = await recorder.during(async () => {
-        const ctx = createJobContext(t.orm.em.fork(), scheduled.id, 'billingRun');
-        run = await new BillingRunService(ctx).run(new Date(midnight('2026-06-01')), {
-          triggeredBy: 'schedule',
-        });
-      });
-    } finally {
-      recorder.restore();
-    }
+    const { run, statements } = await scheduledRun(scheduled, '2026-06-01');
     const requestRecorder = new StatementRecorder();
     let viaRequest: { status: string; invoiceCount: number } | undefined;
     let requestStatements: string[];
@@ -200,19 +186,7 @@ describe("a scheduled run's batch writes what a run in a request writes", () => 
     await setUpMixed(requested);
 
     // when June is billed by the scheduled run in one batch, and through billingRunCreate
-    const recorder = new StatementRecorder();
-    let statements: string[];
-    let run: Awaited<ReturnType<BillingRunService['run']>> | undefined;
-    try {
-      statements = await recorder.during(async () => {
-        const ctx = createJobContext(t.orm.em.fork(), scheduled.id, 'billingRun');
-        run = await new BillingRunService(ctx).run(new Date(midnight('2026-06-01')), {
-          triggeredBy: 'schedule',
-        });
-      });
-    } finally {
-      recorder.restore();
-    }
+    const { run, statements } = await scheduledRun(scheduled, '2026-06-01');
     const viaRequest = await f.runBilling(requested, midnight('2026-06-01'));
 
     // then both billed six invoices

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { invoiceFixtures } from '../invoice/fixtures.ts';
 import { createLedgerAccount } from '../support/catalog.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
+import { evenlyDeferringAccountSet } from './account-sets.ts';
 
 const t = setupTestApp();
 const f = invoiceFixtures(t);
@@ -269,25 +270,7 @@ describe('journal', () => {
   it('credits the deferral account for a line with a service period under a deferring account set', async () => {
     const deferEnv = await t.createEnvironment();
     const customer = await f.createCustomer(deferEnv);
-    await f.gql(deferEnv, SETTINGS);
-    const codes = await t.sql<{ id: string; accounting_code: string }>(
-      'select id, accounting_code from ledger_account where environment_id = $1',
-      [deferEnv.id],
-    );
-    const code = (accountingCode: string) => codes.find((row) => row.accounting_code === accountingCode)?.id;
-    const set = await f.gql(
-      deferEnv,
-      `mutation ($input: AccountSetCreateInput!) { accountSetCreate(input: $input) { accountSet { id } } }`,
-      {
-        input: {
-          salesAccountId: code('4000'),
-          incomeAccountId: code('4100'),
-          taxAccountId: code('2200'),
-          deferralAccountId: code('2400'),
-          recognitionStrategy: 'even_distribution',
-        },
-      },
-    );
+    const accountSetId = await evenlyDeferringAccountSet(t, deferEnv);
     await f.createProduct(deferEnv, { handle: 'annual', name: 'Annual plan' });
     const [product] = await t.sql<{ id: string }>(
       "select id from product where environment_id = $1 and handle = 'annual'",
@@ -297,7 +280,7 @@ describe('journal', () => {
       deferEnv,
       `mutation ($p: UUID!, $s: UUID) { productAccountSetSet(productId: $p, accountSetId: $s) {
         product { accountSet { revenueRecognitionStrategy } } userErrors { message } } }`,
-      { p: product?.id, s: set.accountSetCreate.accountSet.id },
+      { p: product?.id, s: accountSetId },
     );
     expect(assigned.productAccountSetSet.product.accountSet).toEqual({
       revenueRecognitionStrategy: 'even_distribution',

@@ -6,6 +6,7 @@ import {
 } from '../../src/modules/ledger/ledger.recognition.ts';
 import { invoiceFixtures } from '../invoice/fixtures.ts';
 import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
+import { evenlyDeferringAccountSet } from './account-sets.ts';
 
 const t = setupTestApp();
 const f = invoiceFixtures(t);
@@ -119,30 +120,12 @@ describe('recognition in the database', () => {
   beforeAll(async () => {
     env = await t.createEnvironment();
     customerId = await f.createCustomer(env);
-    await f.gql(env, 'query { ledgerSettings { cashAccount { id } } }');
-    const codes = await t.sql<{ id: string; accounting_code: string }>(
-      'select id, accounting_code from ledger_account where environment_id = $1',
-      [env.id],
-    );
-    const code = (accountingCode: string) => codes.find((row) => row.accounting_code === accountingCode)?.id;
-    const set = await f.gql(
-      env,
-      'mutation ($input: AccountSetCreateInput!) { accountSetCreate(input: $input) { accountSet { id } } }',
-      {
-        input: {
-          salesAccountId: code('4000'),
-          incomeAccountId: code('4100'),
-          taxAccountId: code('2200'),
-          deferralAccountId: code('2400'),
-          recognitionStrategy: 'even_distribution',
-        },
-      },
-    );
+    const accountSetId = await evenlyDeferringAccountSet(t, env);
     await f.gql(
       env,
       'mutation ($input: LedgerSettingsInput!) { ledgerSettingsUpdate(input: $input) { userErrors { message } } }',
       {
-        input: { defaultAccountSetId: set.accountSetCreate.accountSet.id },
+        input: { defaultAccountSetId: accountSetId },
       },
     );
   });

@@ -94,18 +94,14 @@ export async function writeChange(
       });
     }
   }
-  for (const { entity, key, set } of change.updated ?? []) {
-    parts.push(updateRow(em, nameOf(entity), key, set));
-    if (!isAudited(entity)) continue;
-    audits.push({
-      environmentId: key.environmentId,
-      action: 'update',
-      objectType: entity.meta.className,
-      objectId: key.id,
-      changedFields: Object.keys(set),
-    });
-  }
-  for (const { entity, key, fields } of change.changedOnCreate ?? []) {
+  const updates = [
+    ...(change.updated ?? []).map(({ entity, key, set }) => {
+      parts.push(updateRow(em, nameOf(entity), key, set));
+      return { entity, key, fields: Object.keys(set) };
+    }),
+    ...(change.changedOnCreate ?? []),
+  ];
+  for (const { entity, key, fields } of updates) {
     if (!isAudited(entity)) continue;
     audits.push({
       environmentId: key.environmentId,
