@@ -21,7 +21,10 @@ import { takeNextHandles } from './invoice-numbering.service.ts';
  */
 const LINES_PER_WRITE = 800;
 
-/** Thrown when the batch's numbers collide with existing ones: the batch is billed again invoice by invoice. */
+/**
+ * Thrown when set-based booking cannot go on (the batch's numbers collide with numbers used before, or
+ * a balance was made with money in it meanwhile): the batch is billed again invoice by invoice.
+ */
 export class SetBasedBookingRefused extends Error {}
 
 /** A plain invoice of the batch, drafted and posted in memory, waiting for its number. */
@@ -110,17 +113,31 @@ export class BatchBooking {
     const tx = this.tx;
     // Read before the numbers are taken, as booking does.
     const seller = await currentSeller(tx, environmentId);
+    // Booking creates the balances it locks, at zero, before the numbers: for the customers that had
+    // none when the batch read them. One made meanwhile by another transaction may hold money: then
+    // booking is not plain after all, and the batch is billed again invoice by invoice.
+    const balances = new CreditBalanceService(this.ctx);
+    const missing = pending
+      .map(({ invoice }) => ({ customerId: invoice.customerId, currency: invoice.currency }))
+      .filter(({ customerId, currency }) => !this.balances.has(balanceKey(customerId, currency)));
+    if (missing.length > 0) {
+      await balances.createMissing(tx, missing);
+      const created = await balances.lockAmounts(
+        tx,
+        missing.map(({ customerId }) => customerId),
+      );
+      for (const { customerId, currency } of missing) {
+        const key = balanceKey(customerId, currency);
+        if ((created.get(key) ?? 0) !== 0) throw new SetBasedBookingRefused(`the balance ${key} moved`);
+        this.balances.set(key, 0);
+      }
+    }
     const handles = new Map<Pending, string>();
     for (const date of new Set(pending.map(({ invoice }) => invoice.date))) {
       const dated = pending.filter(({ invoice }) => invoice.date === date);
       const block = await takeNextHandles(tx, environmentId, 'invoice', date, dated.length);
       for (const [index, entry] of dated.entries()) handles.set(entry, block[index] as string);
     }
-    // Booking creates the balances it locks: at zero, for the customers that had none.
-    await new CreditBalanceService(this.ctx).createMissing(
-      tx,
-      pending.map(({ invoice }) => ({ customerId: invoice.customerId, currency: invoice.currency })),
-    );
     const firstEntry = await takeEntryNumbers(tx, environmentId, pending.length);
     const changedOnCreate: { entity: typeof InvoiceSchema; key: Invoice; fields: string[] }[] = [];
     const entries: ReturnType<typeof entryRows>[] = [];
