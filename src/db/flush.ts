@@ -44,14 +44,19 @@ export function needsSavepoint(em: EntityManager): boolean {
 const UNIQUE_VIOLATION = '23505';
 const FOREIGN_KEY_VIOLATION = '23503';
 
+/** Whether the error is a violated unique constraint, converted by MikroORM (a flush) or as pg raised it. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof UniqueConstraintViolationException || code === UNIQUE_VIOLATION;
+}
+
 /**
  * The domain error `errors` names for a violated constraint, whether MikroORM converted the database's
  * error (a flush) or it comes as pg raised it (a lean write); undefined for any other error.
  */
 export function constraintError(error: unknown, errors: ConstraintErrors): DomainError | undefined {
   const code = (error as { code?: unknown } | null)?.code;
-  if (error instanceof UniqueConstraintViolationException || code === UNIQUE_VIOLATION)
-    return errors.unique?.();
+  if (isUniqueViolation(error)) return errors.unique?.();
   if (error instanceof ForeignKeyConstraintViolationException || code === FOREIGN_KEY_VIOLATION) {
     return errors.foreignKey?.();
   }

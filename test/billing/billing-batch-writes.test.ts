@@ -206,4 +206,49 @@ describe("a scheduled run's batch writes what a run in a request writes", () => 
     expect(settlements).toContainEqual(expect.objectContaining({ note: 'Credited to the customer balance' }));
     expect(schedules?.length).toBeGreaterThan(0);
   });
+
+  it('bills a batch whose block of numbers collides invoice by invoice, failing the customers as a request does', async () => {
+    // given two environments, each with three plain customers and its numbering counter set back
+    // below a number already used (a booked invoice INV-000001, the counter at 0)
+    const setBack = async (env: TestEnvironment) => {
+      await setUp(env);
+      const [customer] = await t.sql<{ id: string }>(
+        'select id from customer where environment_id = $1 order by id limit 1',
+        [env.id],
+      );
+      await balances.bookedInvoice(env, customer?.id as string, [100]);
+      await t.sql(
+        "update invoice_numbering set last_number = 0 where environment_id = $1 and type = 'invoice'",
+        [env.id],
+      );
+    };
+    const scheduled = await t.createEnvironment('Collides');
+    const requested = await t.createEnvironment('Collides');
+    await setBack(scheduled);
+    await setBack(requested);
+
+    // when both are billed, by the scheduled run and through billingRunCreate
+    const { run, statements } = await scheduledRun(scheduled, '2026-06-01');
+    const viaRequest = await f.runBilling(requested, midnight('2026-06-01'));
+
+    // then the batch's set-based write was tried, refused, and the batch billed again invoice by invoice,
+    // which names each customer whose number collided, as the request's run does (a batch after a failed
+    // customer tries set-based again)
+    expect(invoiceInserts(statements).filter((statement) => /^with /.test(statement)).length).toBeGreaterThan(
+      0,
+    );
+    const errorsOf = async (errors: { customerId: string; message: string }[]) =>
+      Promise.all(
+        errors.map(async ({ customerId, message }) => {
+          const [customer] = await t.sql<{ name: string }>('select name from customer where id = $1', [
+            customerId,
+          ]);
+          return { name: customer?.name, message };
+        }),
+      );
+    expect(run?.status).toBe(viaRequest.status);
+    expect(run?.errors.length).toBeGreaterThan(0);
+    expect(await errorsOf(run?.errors ?? [])).toEqual(await errorsOf(viaRequest.errors));
+    expect(await written(scheduled)).toEqual(await written(requested));
+  });
 });

@@ -340,8 +340,8 @@ export class BillingRunService {
   ): Promise<{ seen: string[]; stopped: boolean }> {
     let limit = size;
     const failures = new Map<string, CustomerFailed>();
-    // Plain invoices are booked set-based (BatchBooking) unless that met a number already used: the
-    // batch is then billed again invoice by invoice, which tells whose.
+    // Plain invoices are booked set-based (BatchBooking) unless that refused (a number already used, a
+    // balance made meanwhile): the batch is then billed again invoice by invoice, which tells whose.
     let setBased = true;
     for (;;) {
       try {

@@ -1,6 +1,6 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
+import { isUniqueViolation } from '../../db/flush.ts';
 import { balanceKey, CreditBalanceService } from '../balance/balance.service.ts';
 import type { Customer } from '../customer/customer.entity.ts';
 import { type EventInput, writeChange } from '../event/event.service.ts';
@@ -181,8 +181,7 @@ export class BatchBooking {
     } catch (error) {
       // A number used before (a prefix or pattern used again): which invoice's, the per-invoice path
       // tells, as it would have.
-      if (error instanceof UniqueConstraintViolationException)
-        throw new SetBasedBookingRefused(error.message);
+      if (isUniqueViolation(error)) throw new SetBasedBookingRefused((error as Error).message);
       throw error;
     }
   }
