@@ -84,7 +84,9 @@ describe('inEnvironment: the transaction a request works in', () => {
     // then its error goes on, and the EntityManager is in no transaction afterwards
     await expect(failing).rejects.toMatchObject({ code: '42P01' });
     const rows = await inEnvironment(em, env.id, (tx) =>
-      tx.execute<{ environment: string }[]>(`select current_setting('${ENVIRONMENT_SETTING}') as environment`),
+      tx.execute<{ environment: string }[]>(
+        `select current_setting('${ENVIRONMENT_SETTING}') as environment`,
+      ),
     );
     expect(rows).toEqual([{ environment: env.id }]);
   });
