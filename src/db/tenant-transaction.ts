@@ -69,7 +69,7 @@ async function beginOnPrimary(tx: EntityManager, environmentId: string): Promise
   const trx = await connection.begin();
   tx.setTransactionContext(trx);
   try {
-    await runStatement(tx, CONFINE, [ENVIRONMENT_SETTING, environmentId, 'role', APP_ROLE]);
+    await runStatement(tx, CONFINE, Object.entries(variables).flat());
   } catch (error) {
     // The connection goes back to the pool only once its transaction has ended.
     await end(tx, 'rollback').catch(() => {});

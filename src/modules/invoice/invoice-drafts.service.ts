@@ -302,9 +302,9 @@ export class InvoiceDraftService {
 
   /**
    * Resolves item requests into item fields: product defaults by sku, tax codes to rates (one query
-   * each for the whole list), then the line arithmetic. Reports every bad item at once.
+   * each for the whole list), then the line arithmetic. Reports every bad item at once. `ratesRead`: the
+   * rates of `codes` read already (those of them that exist); only the other codes are read here.
    */
-  /** `ratesRead`: the rates of `codes` read already (those of them that exist); the others are read here. */
   private async resolveItems(
     em: EntityManager,
     inputs: readonly InvoiceItemInput[],
