@@ -47,6 +47,8 @@ type FindOptions<T> = {
   limit?: number;
   /** The select list, in place of every column of the entity (see leanSelect). */
   select?: string;
+  /** The values of the select list's `?` placeholders, in their order. */
+  selectParams?: readonly unknown[];
 };
 
 /**
@@ -71,7 +73,10 @@ function statement<T extends object>(
   };
   const prepared: string[] = [];
   const inline: string[] = [];
-  const params: unknown[] = [];
+  // The select list's values come first, as its placeholders do in the text.
+  const params: unknown[] = [...(options.selectParams ?? [])];
+  let placeholder = 0;
+  const preparedColumns = columns.replace(/\?/g, () => `$${++placeholder}`);
   const condition = (name: string, sign: string, value: unknown) => {
     params.push(value);
     prepared.push(`${column(name)} ${sign} $${params.length}`);
@@ -100,18 +105,23 @@ function statement<T extends object>(
       condition(name, '=', value);
     }
   }
-  const head = `select ${columns} from ${table}`;
+  const head = `select ${preparedColumns} from ${table}`;
+  const inlineHead = `select ${columns} from ${table}`;
   const order = options.orderBy
     ? ` order by ${column(options.orderBy)}${options.descending ? ' desc' : ''}`
     : '';
   const clause = (parts: string[]) => (parts.length > 0 ? ` where ${parts.join(' and ')}` : '');
   if (options.limit === undefined) {
-    return { prepared: head + clause(prepared) + order, inline: head + clause(inline) + order, params };
+    return {
+      prepared: head + clause(prepared) + order,
+      inline: inlineHead + clause(inline) + order,
+      params,
+    };
   }
   params.push(Math.trunc(options.limit));
   return {
     prepared: `${head}${clause(prepared)}${order} limit $${params.length}`,
-    inline: `${head}${clause(inline)}${order} limit ?`,
+    inline: `${inlineHead}${clause(inline)}${order} limit ?`,
     params,
   };
 }

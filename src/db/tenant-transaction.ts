@@ -1,6 +1,8 @@
 import { TransactionContext } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Transaction } from '@mikro-orm/sql';
 import { readTransactionsTotal } from '../metrics.ts';
+import { runStatement } from './lean.ts';
 import { APP_ROLE } from './orm.ts';
 
 /** The setting the row-level security policies compare every tenant row's environment_id with. */
@@ -42,13 +44,55 @@ export async function inEnvironment<T>(
       return inEnvironment(em, environmentId, work);
     }
   }
-  // The role too, so the transaction is confined even on an ORM that connects as the owner. As a
-  // variable (set_config('role', …, true) is `set local role`), both go out in one statement.
-  tx.setSessionContext({ variables: { [ENVIRONMENT_SETTING]: environmentId, role: APP_ROLE } });
-  await tx.begin();
+  await beginOnPrimary(tx, environmentId);
   if (read)
     readTransactionsTotal.labels('primary', hasReplicas(em) ? 'own-write-pending' : 'no-replica').inc();
   return runAndEnd(tx, work);
+}
+
+/** The statement that confines a transaction: sent with its BEGIN, in one round trip (see poolClient). */
+const CONFINE = 'select set_config($1, $2, true), set_config($3, $4, true)';
+
+/**
+ * Opens `tx`'s transaction on the primary, confined to `environmentId`: the environment's setting and,
+ * so that the transaction is confined even on an ORM that connects as the owner, the role
+ * (set_config('role', …, true) is `set local role`), both ending with it.
+ *
+ * On the connection itself, not through `tx.begin()`, which would also broadcast transaction events
+ * (no subscriber listens to them) and send the settings through MikroORM's statement formatting.
+ */
+async function beginOnPrimary(tx: EntityManager, environmentId: string): Promise<void> {
+  const variables = { [ENVIRONMENT_SETTING]: environmentId, role: APP_ROLE };
+  // Statements `tx` sends outside a transaction (after it) are still confined, as ever.
+  tx.setSessionContext({ variables });
+  const connection = tx.getConnection('write');
+  const trx = await connection.begin();
+  tx.setTransactionContext(trx);
+  try {
+    await runStatement(tx, CONFINE, Object.entries(variables).flat());
+  } catch (error) {
+    // The connection goes back to the pool only once its transaction has ended.
+    await end(tx, 'rollback').catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * Ends `tx`'s transaction: `commit` flushes what the unit of work holds first, as `tx.commit()`
+ * does, and `rollback` drops what it had queued, as `tx.rollback()` does; without their events.
+ */
+async function end(tx: EntityManager, how: 'commit' | 'rollback'): Promise<void> {
+  const trx = tx.getTransactionContext<Transaction>();
+  if (!trx) return;
+  const connection = tx.getConnection('write');
+  if (how === 'commit') {
+    await tx.flush();
+    await connection.commit(trx);
+  } else {
+    await connection.rollback(trx);
+    tx.getUnitOfWork().clearActionsQueue();
+  }
+  tx.resetTransactionContext();
 }
 
 /** Runs `work` in `tx`'s open transaction, then commits it (rolls back when asked to or when it throws). */
@@ -56,13 +100,12 @@ async function runAndEnd<T>(tx: EntityManager, work: (em: EntityManager) => Prom
   try {
     // Code that reaches for the global EntityManager inside `work` gets this transaction's.
     const result = await TransactionContext.create(tx, () => work(tx));
-    if (rollbackOnly.has(tx)) await tx.rollback();
-    else await tx.commit();
+    await end(tx, rollbackOnly.has(tx) ? 'rollback' : 'commit');
     return result;
   } catch (error) {
     // A failed statement or a lost connection already ended the transaction on the server; the
     // rollback only frees the connection, and its own failure must not hide the original error.
-    if (tx.isInTransaction()) await tx.rollback().catch(() => {});
+    if (tx.isInTransaction()) await end(tx, 'rollback').catch(() => {});
     throw error;
   }
 }

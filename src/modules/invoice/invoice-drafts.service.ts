@@ -148,12 +148,15 @@ export class InvoiceDraftService {
   private async drafted(input: InvoiceCreateInput, links: readonly ItemLink[]) {
     const { em, environmentId } = this.ctx;
     const lean = links.length === 0;
-    const read = lean ? await customerWithTaxRounding(this.ctx, input.customerId) : null;
+    // The tax codes the items name are read with the customer; a product's (by sku) after it.
+    const namedCodes = [...new Set((input.items ?? []).flatMap((item) => item.taxCode ?? []))];
+    const read = lean ? await customerWithTaxRounding(this.ctx, input.customerId, namedCodes) : null;
     const { customer, currency } = lean
       ? billable(read?.customer ?? null, input.currency)
       : await new CustomerService(this.ctx).toBill(input.customerId, input.currency);
     const dueDate = input.dueDate ?? dueDateOf(input.date, customer.paymentTerm);
-    const items = await this.resolveItems(em, input.items ?? [], (index) => ['items', index]);
+    const ratesRead = read ? { codes: new Set(namedCodes), rates: read.taxRates } : undefined;
+    const items = await this.resolveItems(em, input.items ?? [], (index) => ['items', index], ratesRead);
     const policy = read
       ? { taxRounding: read.taxRounding, taxExempt: customer.taxExempt }
       : await taxPolicyOf(this.ctx, em, customer);
@@ -327,12 +330,14 @@ export class InvoiceDraftService {
 
   /**
    * Resolves item requests into item fields: product defaults by sku, tax codes to rates (one query
-   * each for the whole list), then the line arithmetic. Reports every bad item at once.
+   * each for the whole list), then the line arithmetic. Reports every bad item at once. `ratesRead`: the
+   * rates of `codes` read already (those of them that exist); only the other codes are read here.
    */
   private async resolveItems(
     em: EntityManager,
     inputs: readonly InvoiceItemInput[],
     pathOf: (index: number) => FieldPath,
+    ratesRead?: { codes: ReadonlySet<string>; rates: ReadonlyMap<string, string> },
   ): Promise<ItemFields[]> {
     const { environmentId } = this.ctx;
     const skus = [...new Set(inputs.flatMap((input) => (input.sku ? [input.sku] : [])))];
@@ -352,14 +357,19 @@ export class InvoiceDraftService {
         taxCode: input.taxCode ?? product?.taxCode ?? null,
       };
     });
-    const codes = [...new Set(drafts.flatMap((draft) => (draft.taxCode ? [draft.taxCode] : [])))];
+    const codes = [...new Set(drafts.flatMap((draft) => (draft.taxCode ? [draft.taxCode] : [])))].filter(
+      (code) => !ratesRead?.codes.has(code),
+    );
     const taxCodes =
       codes.length > 0
         ? await cachedRead(`tax-codes:${environmentId}:${[...codes].sort().join(',')}`, () =>
             leanFind(em, TaxCodeSchema, { environmentId, code: codes }),
           )
         : [];
-    const rateByCode = new Map(taxCodes.map((taxCode) => [taxCode.code, taxCode.rate]));
+    const rateByCode = new Map([
+      ...(ratesRead?.rates ?? []),
+      ...taxCodes.map((taxCode) => [taxCode.code, taxCode.rate] as const),
+    ]);
 
     const invalid: FieldIssue[] = [];
     const unknown: FieldIssue[] = [];

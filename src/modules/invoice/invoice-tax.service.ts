@@ -29,28 +29,37 @@ export async function taxPolicyOf(
 
 /**
  * The customer `customerId` of the context's environment (null: none has it) with the environment's tax
- * rounding, in one statement: what a draft's creation reads besides its tax codes. The customer is
- * primed in the request's customer loader, as if read through it.
+ * rounding and the rates of `taxCodes` (those that exist), in one statement: what a draft's creation
+ * reads. The customer is primed in the request's customer loader, as if read through it.
  */
 export async function customerWithTaxRounding(
   ctx: ServiceContext,
   customerId: string,
-): Promise<{ customer: Customer; taxRounding: TaxRounding } | null> {
+  taxCodes: readonly string[] = [],
+): Promise<{ customer: Customer; taxRounding: TaxRounding; taxRates: Map<string, string> } | null> {
   const { em, environmentId } = ctx;
   const customerOf = leanRowOf(em, CustomerSchema);
   const table = tableOf(em, CustomerSchema);
   const environment = tableOf(em, EnvironmentSchema);
+  const taxCode = tableOf(em, TaxCodeSchema);
   const [found] = await leanSelect(
     em,
     CustomerSchema,
     { id: customerId, environmentId },
     {
+      // The codes as one JSON array: one placeholder, however many codes. Rates as text, as pg reads a
+      // numeric column.
       select: `${columnsOf(em, CustomerSchema)}, (select ${environment}.tax_rounding from ${environment}
-        where ${environment}.id = ${table}.environment_id) as environment_tax_rounding`,
+        where ${environment}.id = ${table}.environment_id) as environment_tax_rounding,
+        (select coalesce(json_object_agg(${taxCode}.code, ${taxCode}.rate::text), '{}') from ${taxCode}
+        where ${taxCode}.environment_id = ${table}.environment_id
+        and ${taxCode}.code in (select jsonb_array_elements_text(?::jsonb))) as tax_rates`,
+      selectParams: [JSON.stringify(taxCodes)],
     },
-    ({ environment_tax_rounding: taxRounding, ...row }) => ({
+    ({ environment_tax_rounding: taxRounding, tax_rates: taxRates, ...row }) => ({
       customer: customerOf(row) as Customer,
       taxRounding: taxRounding as TaxRounding,
+      taxRates: new Map(Object.entries(taxRates as Record<string, string>)),
     }),
   );
   if (found) ctx.loaders.of(customerLoaders).byId.prime(customerId, found.customer);
