@@ -55,12 +55,22 @@ describe('a large GraphQL answer', () => {
     servers.push(server);
     return new Promise((resolve, reject) => {
       const req = httpRequest(
-        { port, path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json', ...env.headers } },
+        {
+          port,
+          path: '/graphql',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...env.headers },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
           res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), written }),
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.concat(chunks),
+              written,
+            }),
           );
         },
       );
