@@ -131,18 +131,28 @@ function useQueryCost(maxCost: number, budget: QueryCostBudget | undefined): Plu
  * Replaces a serialised result larger than `maxBytes` by a RESPONSE_TOO_LARGE error. It hooks the
  * result's own serialiser (graphql-jit's compiled one for queries, Yoga's JSON.stringify otherwise),
  * so the body is serialised once and measured, never sent in part.
+ *
+ * A body large enough to be measured is measured by encoding it, and those bytes are what is sent:
+ * given the string, node:http would prepend the headers to it (a second copy of the body in the heap)
+ * and encode it again for the socket (a third, outside it), for answers of up to `maxBytes`.
  */
 function useResponseSizeLimit(maxBytes: number): Plugin {
+  const encoded = new WeakMap<Request, Buffer<ArrayBuffer>>();
   return {
-    onExecutionResult({ result, setResult }) {
+    onExecutionResult({ request, result, setResult }) {
       if (!result || Symbol.asyncIterator in result) return;
       const serialise = result.stringify ?? JSON.stringify;
       const stringify = (value: ExecutionResult) => {
         const body = serialise(value);
         // A UTF-16 code unit is at most 3 bytes of UTF-8: a short answer needs no count of its bytes.
         if (body.length * 3 <= maxBytes) return body;
-        const bytes = Buffer.byteLength(body);
-        if (bytes <= maxBytes) return body;
+        // Past `maxBytes` code units it is too large whatever they encode to (each is a byte at least).
+        const encoding = body.length <= maxBytes ? Buffer.from(body) : undefined;
+        if (encoding && encoding.length <= maxBytes) {
+          encoded.set(request, encoding);
+          return body;
+        }
+        const bytes = encoding?.length ?? Buffer.byteLength(body);
         return JSON.stringify({
           errors: [
             {
@@ -153,6 +163,19 @@ function useResponseSizeLimit(maxBytes: number): Plugin {
         });
       };
       setResult({ ...result, stringify });
+    },
+    onResponse({ request, response, setResponse, fetchAPI }) {
+      const bytes = encoded.get(request);
+      if (!bytes) return;
+      encoded.delete(request);
+      // The same status and headers (its content-length included) over the bytes instead of the string.
+      setResponse(
+        new fetchAPI.Response(bytes, {
+          status: response.status,
+          statusText: response.statusText,
+          headers: response.headers,
+        }),
+      );
     },
   };
 }

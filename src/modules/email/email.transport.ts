@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { MailSettings } from '../../jobs/runner.ts';
 
 export type OutgoingMail = {
@@ -15,12 +15,20 @@ export type Mailer = { send: (mail: OutgoingMail) => Promise<{ messageId: string
 /** Bounds on a slow or silent SMTP server, so a job fails and retries instead of hanging. */
 const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
 
-/** An SMTP client (nodemailer) for `settings`; one per worker, reusing its connections. */
+/**
+ * An SMTP client (nodemailer) for `settings`; one per worker, reusing its connections. nodemailer is
+ * loaded with the first message: a server that sends no e-mail does not hold its code (about 1.6 MB of
+ * heap).
+ */
 export function createMailer(settings: MailSettings): Mailer {
-  const transport = nodemailer.createTransport({ url: settings.smtpUrl, ...TIMEOUTS });
+  let transport: Promise<Transporter> | undefined;
+  const connected = () =>
+    (transport ??= import('nodemailer').then(({ default: nodemailer }) =>
+      nodemailer.createTransport({ url: settings.smtpUrl, ...TIMEOUTS }),
+    ));
   return {
     send: async (mail) => {
-      const info = await transport.sendMail({
+      const info = await (await connected()).sendMail({
         from: mail.fromName ? { name: mail.fromName, address: settings.from } : settings.from,
         ...(mail.replyTo ? { replyTo: mail.replyTo } : {}),
         to: mail.to,
@@ -36,6 +44,6 @@ export function createMailer(settings: MailSettings): Mailer {
       });
       return { messageId: info.messageId };
     },
-    close: () => transport.close(),
+    close: () => void transport?.then((opened) => opened.close()),
   };
 }
