@@ -14,14 +14,8 @@ type Execute = (args: ExecutionArgs) => Promise<ExecutionResult>;
 /**
  * Runs `execute` in the environment's transaction, with a context whose EntityManager is that
  * transaction's; past the request's deadline it is answered TIMEOUT and the transaction rolled back.
- * `only`: the request's one transaction (a query's), run on the request's own EntityManager.
  */
-const inTransaction = (
-  execute: Execute,
-  args: ExecutionArgs,
-  deadline: Deadline,
-  { readOnly = false, only = false } = {},
-) =>
+const inTransaction = (execute: Execute, args: ExecutionArgs, deadline: Deadline, readOnly = false) =>
   inRequestTransaction(
     args.contextValue as Context,
     (tx) =>
@@ -39,7 +33,7 @@ const inTransaction = (
         },
         deadline.endsAt - Date.now(),
       ),
-    { readOnly, only },
+    { readOnly },
   );
 
 /**
@@ -99,7 +93,7 @@ export function useTenantTransaction(
         if (!fields) {
           // Only a query is a plain read (a replica may serve it).
           const query = operationOf(executeArgs.document, executeArgs.operationName)?.operation === 'query';
-          return inTransaction(execute, executeArgs, deadline, { readOnly: query, only: true });
+          return inTransaction(execute, executeArgs, deadline, query);
         }
         // Its reads wait for a replica to have replayed what it wrote.
         return executeFieldByField(execute, fields, deadline).finally(() =>
