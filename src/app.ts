@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Response } from '@whatwg-node/fetch';
 import { createServerAdapter } from '@whatwg-node/server';
-import { createYoga, useReadinessCheck } from 'graphql-yoga';
+import { createYoga } from 'graphql-yoga';
 import { authenticate } from './auth/authenticate.ts';
 import type { TokenCache } from './auth/token-cache.ts';
 import { DEFAULT_INFLIGHT_COST, EXECUTION_LIMITS, type ExecutionLimits } from './config.ts';
@@ -30,6 +30,7 @@ import {
   newRequestScope,
   observeResponse,
   useObservability,
+  useReadiness,
   yogaLogger,
 } from './observability.ts';
 import { API_REFERENCE_PATHS, useApiReference } from './rest/api-reference.ts';
@@ -174,11 +175,8 @@ export function createApp({
       useCorsAllowlist(corsOrigins),
       useApiReference(routes, GRAPHQL_PATH),
       useGraphiQL({ path: GRAPHQL_PATH, headers: graphiqlHeaders }),
-      useReadinessCheck({
-        endpoint: '/ready',
-        check: async () => {
-          await orm.em.getConnection().execute('select 1');
-        },
+      useReadiness('/ready', async () => {
+        await orm.em.getConnection().execute('select 1');
       }),
       // Input that could not be stored is refused before the query cost check coerces the variables.
       useTrustedDocuments(trustedDocuments),

@@ -330,8 +330,17 @@ export function jsonShape<T extends object>(em: EntityManager, entity: EntityNam
       values: unknown[],
     ) => Record<string, unknown>;
     const selected = indexes.map((index) => parts[index] as (alias: string) => string);
+    // A shape is asked for its text with a handful of aliases, once per request or page: built once each.
+    const objects = new Map<string, string>();
     return {
-      object: (alias) => `json_build_array(${selected.map((part) => part(alias)).join(', ')})`,
+      object: (alias) => {
+        let text = objects.get(alias);
+        if (text === undefined) {
+          text = `json_build_array(${selected.map((part) => part(alias)).join(', ')})`;
+          objects.set(alias, text);
+        }
+        return text;
+      },
       revive: (values) => Object.freeze(construct(values)) as Readonly<T>,
       only,
     };

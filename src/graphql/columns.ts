@@ -1,4 +1,10 @@
-import { type GraphQLObjectType, type GraphQLResolveInfo, getNamedType, isObjectType } from 'graphql';
+import {
+  type FieldNode,
+  type GraphQLObjectType,
+  type GraphQLResolveInfo,
+  getNamedType,
+  isObjectType,
+} from 'graphql';
 import { selectedFields } from './selection.ts';
 
 /**
@@ -61,4 +67,31 @@ export function objectType(info: GraphQLResolveInfo, name: string): GraphQLObjec
   const type = info.schema.getType(name);
   if (!isObjectType(type)) throw new Error(`${name} is not an object type of the schema`);
   return type;
+}
+
+/**
+ * `compute(info)` remembered per the field nodes being resolved, for a function of the selection alone
+ * (propertiesRead, selectedFields: they count a field under @skip or @include as selected, so the
+ * variables do not change them). Yoga's parse cache hands every request of the same text the same
+ * parsed document, so its field nodes, and the fragments they spread, are the same objects each time;
+ * a document parsed anew has new nodes and is worked out anew.
+ */
+export function perSelection<T>(compute: (info: GraphQLResolveInfo) => T): (info: GraphQLResolveInfo) => T {
+  // One level per field node: the nodes merged into one field (the same response key) are its key.
+  type Level = { known?: { value: T }; next?: WeakMap<FieldNode, Level> };
+  const root: Level = {};
+  return (info) => {
+    let level = root;
+    for (const node of info.fieldNodes) {
+      level.next ??= new WeakMap();
+      let inner = level.next.get(node);
+      if (!inner) {
+        inner = {};
+        level.next.set(node, inner);
+      }
+      level = inner;
+    }
+    level.known ??= { value: compute(info) };
+    return level.known.value;
+  };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { builder } from '../../graphql/builder.ts';
-import { objectType, propertiesRead } from '../../graphql/columns.ts';
+import { objectType, perSelection, propertiesRead } from '../../graphql/columns.ts';
 import { describedValues } from '../../graphql/enum-values.ts';
 import { NodeRef, nodeType } from '../../graphql/node.ts';
 import { orderInput } from '../../graphql/ordering.ts';
@@ -196,6 +196,9 @@ const CustomerOrder = orderInput<Customer>('Customer', 'customers', {
 const CustomerCreatePayload = payloadType('CustomerCreatePayload', 'customer', CustomerRef);
 const CustomerUpdatePayload = payloadType('CustomerUpdatePayload', 'customer', CustomerRef);
 
+/** The columns a `customer(id)` selection reads, worked out once per parsed document. */
+const customerColumns = perSelection((info) => propertiesRead(info, [], objectType(info, 'Customer')));
+
 builder.queryFields((t) => ({
   customer: t.field({
     description: 'The customer with this id; null when this environment has none.',
@@ -204,10 +207,7 @@ builder.queryFields((t) => ({
     args: { id: t.arg({ type: 'UUID', required: true, description: 'The id of the object meant.' }) },
     // Reads only the columns the selection's fields read (all of them when one may read anything).
     resolve: (_root, { id }, ctx, info) =>
-      ctx.loaders
-        .of(customerLoaders)
-        .byIdReading(propertiesRead(info, [], objectType(info, 'Customer')))
-        .load(id),
+      ctx.loaders.of(customerLoaders).byIdReading(customerColumns(info)).load(id),
   }),
   customerByHandle: t.field({
     type: CustomerRef,

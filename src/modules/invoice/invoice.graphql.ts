@@ -1,6 +1,6 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { builder } from '../../graphql/builder.ts';
-import { objectType, propertiesRead, reads, SAME_ROW } from '../../graphql/columns.ts';
+import { objectType, perSelection, propertiesRead, reads, SAME_ROW } from '../../graphql/columns.ts';
 import { describedValues } from '../../graphql/enum-values.ts';
 import { NodeRef, nodeType } from '../../graphql/node.ts';
 import { orderInput } from '../../graphql/ordering.ts';
@@ -285,9 +285,10 @@ InvoiceRef.implement({
 
 /**
  * What the invoices of a page are asked for: the columns their fields read, and what besides their own
- * columns, with the columns those fields read: read with the page (InvoiceReads.list).
+ * columns, with the columns those fields read: read with the page (InvoiceReads.list). Worked out once
+ * per parsed document (perSelection).
  */
-function pageParts(info: GraphQLResolveInfo): InvoicePageParts {
+const pageParts = perSelection((info: GraphQLResolveInfo): InvoicePageParts => {
   const node = ['edges', 'node'];
   const fields = selectedFields(info, node);
   const columns = (field: string, type: string) =>
@@ -299,7 +300,7 @@ function pageParts(info: GraphQLResolveInfo): InvoicePageParts {
     customer: columns('liveCustomer', 'Customer'),
     draftCustomer: fields.has('customer'),
   };
-}
+});
 
 const InvoiceConnectionRef = builder.connectionObject(
   { type: InvoiceRef, name: 'InvoiceConnection' },

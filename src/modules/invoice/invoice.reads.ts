@@ -227,44 +227,11 @@ export class InvoiceReads {
    * that does not say what it reads) also prime the request's loaders, as leanFind's rows would.
    */
   private pageRead(parts: InvoicePageParts) {
-    const children = parts.items !== undefined || parts.settlements !== undefined;
-    const customers = parts.customer !== undefined || parts.draftCustomer === true;
-    const whole = parts.columns == null;
-    if (!children && !customers && whole) return undefined;
+    const statement = pageStatement(this.ctx.em, parts);
+    if (!statement) return undefined;
     const { em } = this.ctx;
-    const invoice = tableOf(em, InvoiceSchema);
-    // A field that may read anything of an invoice may also load its children: they are read whole.
-    const narrow = (columns: Columns | undefined) => (whole ? null : (columns ?? null));
-    const invoiceJson = jsonShape(em, InvoiceSchema).only(narrow(parts.columns));
-    const itemJson = jsonShape(em, InvoiceItemSchema).only(narrow(parts.items));
-    const settlementJson = jsonShape(em, SettlementSchema).only(narrow(parts.settlements));
-    const customerColumns =
-      parts.customer === null || (whole && customers)
-        ? null
-        : new Set([...(parts.customer ?? []), ...(parts.draftCustomer ? CUSTOMER_SUMMARY : [])]);
-    const customerJson = jsonShape(em, CustomerSchema).only(customerColumns);
-    const wholeItems = itemJson === jsonShape(em, InvoiceItemSchema);
-    const wholeSettlements = settlementJson === jsonShape(em, SettlementSchema);
-    const wholeCustomers = customerJson === jsonShape(em, CustomerSchema);
-    const childRows = (table: string, shape: string) =>
-      `(select coalesce(json_agg(${shape} order by "c"."id"), '[]'::json) from ${table} as "c" ` +
-      `where "c"."environment_id" = ${invoice}."environment_id" and "c"."invoice_id" = ${invoice}."id")`;
-    const select = [
-      `${invoiceJson.object(invoice)} as "invoice"`,
-      ...(parts.items !== undefined
-        ? [`${childRows(tableOf(em, InvoiceItemSchema), itemJson.object('"c"'))} as "items"`]
-        : []),
-      ...(parts.settlements !== undefined
-        ? [`${childRows(tableOf(em, SettlementSchema), settlementJson.object('"c"'))} as "settlements"`]
-        : []),
-      ...(customers
-        ? [
-            `(select ${customerJson.object('"c"')} from ${tableOf(em, CustomerSchema)} as "c" ` +
-              `where "c"."environment_id" = ${invoice}."environment_id" and "c"."id" = ${invoice}."customer_id"` +
-              `${parts.customer !== undefined ? '' : ` and ${invoice}."customer_snapshot" is null`}) as "customer"`,
-          ]
-        : []),
-    ].join(', ');
+    const { select, invoiceJson, itemJson, settlementJson, customerJson, children, customers } = statement;
+    const { wholeItems, wholeSettlements, wholeCustomers } = statement;
     const loaders = this.ctx.loaders.of(invoiceLoaders);
     const customerById = this.ctx.loaders.of(customerLoaders).byId;
     return async (
@@ -292,4 +259,73 @@ export class InvoiceReads {
         return read;
       });
   }
+}
+
+/** What a page's statement is built of (see pageRead), the same for every page read with the same parts. */
+type PageStatement = ReturnType<typeof buildPageStatement>;
+
+const pageStatements = new WeakMap<InvoicePageParts, PageStatement | undefined>();
+
+/**
+ * The page's statement for `parts`, built once per parts object: a parsed document's selection hands
+ * every request the same one (perSelection in invoice.graphql.ts). Built from the entities' metadata,
+ * which every EntityManager of the ORM shares.
+ */
+function pageStatement(em: ServiceContext['em'], parts: InvoicePageParts): PageStatement | undefined {
+  if (pageStatements.has(parts)) return pageStatements.get(parts);
+  const statement = buildPageStatement(em, parts);
+  pageStatements.set(parts, statement);
+  return statement;
+}
+
+function buildPageStatement(em: ServiceContext['em'], parts: InvoicePageParts) {
+  const children = parts.items !== undefined || parts.settlements !== undefined;
+  const customers = parts.customer !== undefined || parts.draftCustomer === true;
+  const whole = parts.columns == null;
+  if (!children && !customers && whole) return undefined;
+  const invoice = tableOf(em, InvoiceSchema);
+  // A field that may read anything of an invoice may also load its children: they are read whole.
+  const narrow = (columns: Columns | undefined) => (whole ? null : (columns ?? null));
+  const invoiceJson = jsonShape(em, InvoiceSchema).only(narrow(parts.columns));
+  const itemJson = jsonShape(em, InvoiceItemSchema).only(narrow(parts.items));
+  const settlementJson = jsonShape(em, SettlementSchema).only(narrow(parts.settlements));
+  const customerColumns =
+    parts.customer === null || (whole && customers)
+      ? null
+      : new Set([...(parts.customer ?? []), ...(parts.draftCustomer ? CUSTOMER_SUMMARY : [])]);
+  const customerJson = jsonShape(em, CustomerSchema).only(customerColumns);
+  const wholeItems = itemJson === jsonShape(em, InvoiceItemSchema);
+  const wholeSettlements = settlementJson === jsonShape(em, SettlementSchema);
+  const wholeCustomers = customerJson === jsonShape(em, CustomerSchema);
+  const childRows = (table: string, shape: string) =>
+    `(select coalesce(json_agg(${shape} order by "c"."id"), '[]'::json) from ${table} as "c" ` +
+    `where "c"."environment_id" = ${invoice}."environment_id" and "c"."invoice_id" = ${invoice}."id")`;
+  const select = [
+    `${invoiceJson.object(invoice)} as "invoice"`,
+    ...(parts.items !== undefined
+      ? [`${childRows(tableOf(em, InvoiceItemSchema), itemJson.object('"c"'))} as "items"`]
+      : []),
+    ...(parts.settlements !== undefined
+      ? [`${childRows(tableOf(em, SettlementSchema), settlementJson.object('"c"'))} as "settlements"`]
+      : []),
+    ...(customers
+      ? [
+          `(select ${customerJson.object('"c"')} from ${tableOf(em, CustomerSchema)} as "c" ` +
+            `where "c"."environment_id" = ${invoice}."environment_id" and "c"."id" = ${invoice}."customer_id"` +
+            `${parts.customer !== undefined ? '' : ` and ${invoice}."customer_snapshot" is null`}) as "customer"`,
+        ]
+      : []),
+  ].join(', ');
+  return {
+    select,
+    invoiceJson,
+    itemJson,
+    settlementJson,
+    customerJson,
+    children,
+    customers,
+    wholeItems,
+    wholeSettlements,
+    wholeCustomers,
+  };
 }
