@@ -159,6 +159,11 @@ const ConfigSchema = z.object({
    * (runs only through billingRunCreate). A run also starts when a worker starts.
    */
   BILLING_RUN_SCHEDULE: cronSchedule.default('0 * * * *'),
+  /**
+   * Batches of customers a server's billing run bills at once, each in its own transaction on its own
+   * connection: pricing one batch in the process overlaps with PostgreSQL writing another.
+   */
+  BILLING_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(2),
   /** Whether `npm start` runs the job worker too; `npm run worker` runs one alone. */
   JOB_WORKER: booleanFlag.default(true),
   /** Days events are kept (GraphQL `events`); older ones are purged daily. */

@@ -28,6 +28,8 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
  */
 export type JobSettings = {
   eventRetentionDays: number;
+  /** Batches a scheduled billing run bills at once (BILLING_CONCURRENCY). */
+  billingConcurrency?: number;
   mail: MailSettings | null;
   webhooks?: WebhookSettings;
 };

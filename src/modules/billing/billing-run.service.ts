@@ -1,3 +1,4 @@
+import { DeadlockException, LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../context.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
@@ -49,16 +50,32 @@ export type BillingRunOptions = {
   signal?: AbortSignal;
   /** Customers per transaction (BILLING_BATCH unless given). */
   batchSize?: number;
+  /**
+   * Batches billed at once, each in its own transaction on its own connection (1 unless given:
+   * BILLING_CONCURRENCY for the server's runs). A run inside a transaction (a request's) bills one
+   * batch at a time whatever this says.
+   */
+  concurrency?: number;
 };
+
+/** What a batch went through: the customers billed or failed, and whether the signal stopped it part way. */
+type BatchResult = { seen: string[]; stopped: boolean };
+
+/** Times a batch is billed again after PostgreSQL broke a deadlock (or a serialization failure) by failing it. */
+const DEADLOCK_RETRIES = 3;
+
+/** Whether `error` is PostgreSQL failing a transaction to break a deadlock or a serialization conflict. */
+function isDeadlock(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  return error instanceof DeadlockException || code === '40P01' || code === '40001';
+}
 
 /** A customer whose data the run could not bill (a DomainError): its batch is billed again without it. */
 class CustomerFailed extends Error {
   readonly customerId: string;
-  readonly index: number;
-  constructor(customerId: string, index: number, cause: DomainError) {
+  constructor(customerId: string, cause: DomainError) {
     super(cause.message);
     this.customerId = customerId;
-    this.index = index;
   }
 }
 
@@ -189,24 +206,7 @@ export class BillingRunService {
     const clockId = options.testClockId ?? null;
     const runId = await this.start(asOf, options.triggeredBy, clockId);
     try {
-      let after = NO_CUSTOMER;
-      let customersDone = 0;
-      let interrupted = false;
-      const size = Math.max(1, options.batchSize ?? BILLING_BATCH);
-      while (!interrupted) {
-        if (options.signal?.aborted) {
-          interrupted = true;
-          break;
-        }
-        const batch = await this.billBatch(runId, asOf, after, clockId, size, options.signal);
-        for (const customerId of batch.seen) {
-          customersDone += 1;
-          await options.onProgress?.({ runId, customerId, customersDone });
-        }
-        if (batch.stopped) interrupted = true;
-        if (batch.seen.length === 0) break;
-        after = batch.seen.at(-1) as string;
-      }
+      const interrupted = await this.billBatches(runId, asOf, clockId, options);
       const run = await this.finish(runId, (run) => {
         if (interrupted) return 'interrupted';
         return run.errors.length > 0 ? 'failed' : 'succeeded';
@@ -222,6 +222,87 @@ export class BillingRunService {
       if (!this.ctx.em.isInTransaction()) await this.finish(runId, () => 'failed').catch(() => {});
       throw error;
     }
+  }
+
+  /**
+   * Bills the run's customers batch by batch, `options.concurrency` batches at once (one inside a
+   * transaction around the run), and answers whether the signal interrupted it. The customers are handed
+   * out in id order, one batch's at a time: the next customers with work after the last one handed out
+   * are listed before the batches in flight have finished, so each batch bills customers no other one
+   * has. Progress is told batch by batch in that order, each batch once it and those before it have
+   * committed, so customers are told in id order and `customersDone` counts up.
+   */
+  private async billBatches(
+    runId: string,
+    asOf: Date,
+    clockId: string | null,
+    options: BillingRunOptions,
+  ): Promise<boolean> {
+    const { signal, onProgress } = options;
+    const size = Math.max(1, options.batchSize ?? BILLING_BATCH);
+    const concurrency = this.ctx.em.isInTransaction() ? 1 : Math.max(1, options.concurrency ?? 1);
+    let after = NO_CUSTOMER;
+    let handedOut = 0;
+    let stopped = false;
+    let interrupted = false;
+    let handing: Promise<unknown> = Promise.resolve();
+    // One batch's customers at a time, in order; none once the customers are all handed out, the signal
+    // has stopped the run, or a batch has failed.
+    const handOut = (): Promise<{ order: number; customers: string[] } | null> => {
+      const next = handing.then(async () => {
+        if (signal?.aborted) interrupted = true;
+        if (stopped || interrupted) return null;
+        const customers = await this.transaction((tx) =>
+          this.customersWithWork(tx, asOf, after, clockId, size),
+        );
+        if (customers.length === 0) {
+          stopped = true;
+          return null;
+        }
+        after = customers.at(-1) as string;
+        handedOut += 1;
+        return { order: handedOut - 1, customers };
+      });
+      handing = next.catch(() => {});
+      return next;
+    };
+    const results: BatchResult[] = [];
+    let told = 0;
+    let customersDone = 0;
+    let telling: Promise<void> = Promise.resolve();
+    // Tells the progress of the batches committed whose predecessors all have been told.
+    const tell = (): Promise<void> => {
+      telling = telling.then(async () => {
+        for (let result = results[told]; result; result = results[told]) {
+          told += 1;
+          for (const customerId of result.seen) {
+            customersDone += 1;
+            await onProgress?.({ runId, customerId, customersDone });
+          }
+        }
+      });
+      return telling;
+    };
+    const worker = async () => {
+      for (let batch = await handOut(); batch; batch = await handOut()) {
+        const result = await this.billBatch(runId, asOf, batch.customers, signal);
+        if (result.stopped) interrupted = true;
+        results[batch.order] = result;
+        await tell();
+      }
+    };
+    const workers = await Promise.allSettled(
+      Array.from({ length: concurrency }, () =>
+        worker().catch((error: unknown) => {
+          // The other batches in flight end as they would; no more are handed out.
+          stopped = true;
+          throw error;
+        }),
+      ),
+    );
+    const failed = workers.find((settled) => settled.status === 'rejected');
+    if (failed) throw failed.reason;
+    return interrupted;
   }
 
   /** Marks runs left `running` by a process that died as interrupted (this run holds the lock, so none is alive), then starts one. */
@@ -322,27 +403,26 @@ export class BillingRunService {
   }
 
   /**
-   * Bills the next batch of customers with work after `after` in one transaction. A problem a
-   * customer's data causes (a price without pricing in the currency, an amount too large) is recorded
-   * on the run and the customer skipped: the transaction is rolled back and the customers before it
-   * billed again (they bill the same) with the error recorded, and the batch ends there; the next one
-   * starts after the failed customer. No savepoint per customer, so the usual batch pays nothing for
-   * the rare failure. Answers the customers the batch went through (billed or failed) and whether the
-   * signal stopped it part way.
+   * Bills a batch of customers in one transaction. A problem a customer's data causes (a price without
+   * pricing in the currency, an amount too large) is recorded on the run and the customer skipped: the
+   * transaction is rolled back and the batch billed again (its customers bill the same) with the error
+   * recorded instead. No savepoint per customer, so the usual batch pays nothing for the rare failure.
+   * A batch that PostgreSQL failed to break a deadlock is billed again likewise. The run's counts and
+   * errors are added at the batch's very end, after its numbers, where every batch takes the rows it
+   * shares with the others (docs/performance.md lists them, in order). Answers the customers the batch
+   * went through (billed or failed) and whether the signal stopped it part way.
    */
   private async billBatch(
     runId: string,
     asOf: Date,
-    after: string,
-    clockId: string | null,
-    size: number,
+    customers: readonly string[],
     signal: AbortSignal | undefined,
-  ): Promise<{ seen: string[]; stopped: boolean }> {
-    let limit = size;
+  ): Promise<BatchResult> {
     const failures = new Map<string, CustomerFailed>();
     // Plain invoices are booked set-based (BatchBooking) unless that refused (a number already used, a
     // balance made meanwhile): the batch is then billed again invoice by invoice, which tells whose.
     let setBased = true;
+    let deadlocks = 0;
     for (;;) {
       try {
         return await this.transaction((tx) =>
@@ -351,13 +431,12 @@ export class BillingRunService {
             // without that customer): what it writes needs no savepoints of its own. A run inside a
             // request (billingRunCreate) keeps them, as the request's other work does.
             if (!this.ctx.em.isInTransaction()) markBatch(tx);
-            const customers = await this.customersWithWork(tx, asOf, after, clockId, limit);
             const billing = new CustomerBillingService(this.ctx);
             const work = await billing.prefetch(tx, customers, asOf, { setBased });
             const seen: string[] = [];
             const errors: BillingRun['errors'] = [];
             let stopped = false;
-            for (const [index, customerId] of customers.entries()) {
+            for (const customerId of customers) {
               if (signal?.aborted) {
                 stopped = true;
                 break;
@@ -370,7 +449,7 @@ export class BillingRunService {
                   await billing.bill(tx, runId, customerId, asOf, { work });
                 } catch (error) {
                   if (!(error instanceof DomainError)) throw error;
-                  throw new CustomerFailed(customerId, index, error);
+                  throw new CustomerFailed(customerId, error);
                 }
               }
               seen.push(customerId);
@@ -378,10 +457,12 @@ export class BillingRunService {
             await work.booking?.flush();
             await countOnRun(tx, this.ctx.environmentId, runId, work.tally);
             if (errors.length > 0) {
-              const run = await tx.findOneOrFail(BillingRunSchema, {
-                id: runId,
-                environmentId: this.ctx.environmentId,
-              });
+              // Locked: the run's other batches may be adding theirs.
+              const run = await tx.findOneOrFail(
+                BillingRunSchema,
+                { id: runId, environmentId: this.ctx.environmentId },
+                { lockMode: LockMode.PESSIMISTIC_WRITE },
+              );
               run.errors = [...run.errors, ...errors];
             }
             return { seen, stopped };
@@ -392,11 +473,14 @@ export class BillingRunService {
           setBased = false;
           continue;
         }
+        if (isDeadlock(error) && !this.ctx.em.isInTransaction() && deadlocks < DEADLOCK_RETRIES) {
+          deadlocks += 1;
+          continue;
+        }
         if (!(error instanceof CustomerFailed)) throw error;
-        // Again, up to the failed customer: the customers before it, then its error. Each retry ends
-        // before the last, so it stops.
+        // Again, with the failed customer's error instead of its bills. Each retry fails one customer
+        // more or succeeds, so it stops.
         failures.set(error.customerId, error);
-        limit = error.index + 1;
       }
     }
   }

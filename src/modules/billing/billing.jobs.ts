@@ -17,7 +17,7 @@ type BillingRunPayload = { environmentId: string };
  * the moment it runs. Billing is exactly-once whatever retries happen, and an environment whose run
  * is under way elsewhere is left to that run.
  */
-export function billingTasks({ orm, logger }: JobDependencies): Record<string, Task> {
+export function billingTasks({ orm, logger, settings }: JobDependencies): Record<string, Task> {
   return {
     [BILLING_SCHEDULE_TASK]: async (_payload, helpers) => {
       // The application role reads environments without one chosen; tenant rows only inside each run.
@@ -38,6 +38,7 @@ export function billingTasks({ orm, logger }: JobDependencies): Record<string, T
         const run = await new BillingRunService(ctx).run(scheduledAt, {
           triggeredBy: 'schedule',
           signal: helpers.abortSignal,
+          concurrency: settings.billingConcurrency,
           onProgress: ({ runId, customersDone }) =>
             logger.debug({ environmentId, runId, customersDone }, 'billing run progress'),
         });
