@@ -10,7 +10,8 @@
  * exactly one invoice, that the clones' totals equal the template's and that the numbers are gapless,
  * and prints seconds, invoices per hour, ms per invoice and the curve (ms per invoice relative to the
  * smallest size: a linear run stays near 1). BENCH_BATCH=n bills n customers per transaction instead of
- * the run's default (BILLING_BATCH).
+ * the run's default (BILLING_BATCH); BILLING_CONCURRENCY=n bills n batches at once (the server's setting,
+ * default 2).
  */
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { createApp } from '../src/app.ts';
 import { AccessService } from '../src/auth/access.service.ts';
+import { loadConfig } from '../src/config.ts';
 import { createJobContext } from '../src/context.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, openOrm } from '../src/db/orm.ts';
@@ -219,7 +221,8 @@ async function measure(customers: number) {
   const ctx = createJobContext(orm.em.fork(), environment.id, 'billingRun');
   // BENCH_BATCH=1 bills customer by customer (one transaction each), as runs did before batches.
   const batchSize = process.env.BENCH_BATCH ? Number(process.env.BENCH_BATCH) : undefined;
-  const run = await new BillingRunService(ctx).run(asOf, { triggeredBy: 'schedule', batchSize });
+  const concurrency = loadConfig().BILLING_CONCURRENCY;
+  const run = await new BillingRunService(ctx).run(asOf, { triggeredBy: 'schedule', batchSize, concurrency });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = process.cpuUsage(cpuStarted);
   pg.Client.prototype.query = originalQuery;
@@ -263,6 +266,7 @@ async function measure(customers: number) {
   ].filter(Boolean);
   return {
     customers,
+    concurrency,
     seedSeconds: Number(seedSeconds.toFixed(1)),
     rowsCloned,
     seconds: Number(seconds.toFixed(1)),
