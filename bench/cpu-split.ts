@@ -10,7 +10,7 @@
  * Settings (environment): SPLIT_REQUESTS (1500 per operation), SPLIT_ONLY (a substring of the
  * operation names), and anything the server reads (JOB_WORKER=false: nothing drains).
  */
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,38 +21,13 @@ import { migrate, openOrm } from '../src/db/orm.ts';
 import { entities } from '../src/modules/registry.ts';
 import { type Child, startChild, startFlags, stopChild } from './child.ts';
 import { drainJobQueue } from './load.ts';
+import { cpuOf, postgresCpu, postmasterOf } from './proc-cpu.ts';
 import { scenarios } from './scenarios.ts';
 import { seed } from './seed.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REQUESTS = Number(process.env.SPLIT_REQUESTS ?? 1500);
 const ONLY = process.env.SPLIT_ONLY;
-const TICK_MS = 10;
-
-type Cpu = { user: number; system: number };
-
-async function cpuOf(pid: number): Promise<Cpu & { parent: number; reaped: number }> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return {
-    parent: Number(fields[1]),
-    user: Number(fields[11]) * TICK_MS,
-    system: Number(fields[12]) * TICK_MS,
-    reaped: (Number(fields[13]) + Number(fields[14])) * TICK_MS,
-  };
-}
-
-async function postgresCpu(postmaster: number): Promise<number> {
-  const own = await cpuOf(postmaster);
-  const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(Number);
-  let total = own.user + own.system + own.reaped;
-  for (const pid of pids) {
-    const stat = await cpuOf(pid).catch(() => null);
-    if (stat?.parent === postmaster) total += stat.user + stat.system;
-  }
-  return total;
-}
-
 async function snapshot(server: number, postmaster: number) {
   const [node, postgres] = await Promise.all([cpuOf(server), postgresCpu(postmaster)]);
   return { user: node.user, system: node.system, postgres };
@@ -75,9 +50,7 @@ async function main(): Promise<void> {
     await migrate(owner);
     const data = await seed(owner);
     await owner.close();
-    const postmaster = Number(
-      (await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
-    );
+    const postmaster = await postmasterOf(dataDir);
     service = await startChild(
       [...(await startFlags()), path.join(HERE, '..', 'src', 'main.ts')],
       {

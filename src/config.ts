@@ -161,9 +161,10 @@ const ConfigSchema = z.object({
   BILLING_RUN_SCHEDULE: cronSchedule.default('0 * * * *'),
   /**
    * Batches of customers a server's billing run bills at once, each in its own transaction on its own
-   * connection: pricing one batch in the process overlaps with PostgreSQL writing another.
+   * connection: pricing one batch in the process overlaps with PostgreSQL writing another. One by
+   * default: two were slower on two shared cores (bench/PROFILE.md, "Round 6: concurrent batches").
    */
-  BILLING_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(2),
+  BILLING_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(1),
   /** Whether `npm start` runs the job worker too; `npm run worker` runs one alone. */
   JOB_WORKER: booleanFlag.default(true),
   /** Days events are kept (GraphQL `events`); older ones are purged daily. */
