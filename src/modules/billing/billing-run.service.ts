@@ -58,8 +58,11 @@ export type BillingRunOptions = {
   concurrency?: number;
 };
 
+/** A batch's customers, and its place in the order batches were handed out. */
+type HandedOut = { order: number; customers: string[] };
+
 /** What a batch went through: the customers billed or failed, and whether the signal stopped it part way. */
-type BatchResult = { seen: string[]; stopped: boolean };
+type BatchResult = { order: number; seen: string[]; stopped: boolean };
 
 /** Times a batch is billed again after PostgreSQL broke a deadlock (or a serialization failure) by failing it. */
 const DEADLOCK_RETRIES = 3;
@@ -246,15 +249,13 @@ export class BillingRunService {
     let stopped = false;
     let interrupted = false;
     let handing: Promise<unknown> = Promise.resolve();
-    // One batch's customers at a time, in order; none once the customers are all handed out, the signal
-    // has stopped the run, or a batch has failed.
-    const handOut = (): Promise<{ order: number; customers: string[] } | null> => {
+    // One batch's customers at a time, in order, listed in the batch's transaction; none once the
+    // customers are all handed out, the signal has stopped the run, or a batch has failed.
+    const handOut = (tx: EntityManager): Promise<HandedOut | null> => {
       const next = handing.then(async () => {
         if (signal?.aborted) interrupted = true;
         if (stopped || interrupted) return null;
-        const customers = await this.transaction((tx) =>
-          this.customersWithWork(tx, asOf, after, clockId, size),
-        );
+        const customers = await this.customersWithWork(tx, asOf, after, clockId, size);
         if (customers.length === 0) {
           stopped = true;
           return null;
@@ -284,10 +285,11 @@ export class BillingRunService {
       return telling;
     };
     const worker = async () => {
-      for (let batch = await handOut(); batch; batch = await handOut()) {
-        const result = await this.billBatch(runId, asOf, batch.customers, signal);
+      for (;;) {
+        const result = await this.billBatch(runId, asOf, handOut, signal);
+        if (!result) return;
         if (result.stopped) interrupted = true;
-        results[batch.order] = result;
+        results[result.order] = result;
         await tell();
       }
     };
@@ -403,7 +405,8 @@ export class BillingRunService {
   }
 
   /**
-   * Bills a batch of customers in one transaction. A problem a customer's data causes (a price without
+   * Bills the next batch of customers in one transaction, the batch handed out (`handOut`) in it; null
+   * when there was none to hand out. A problem a customer's data causes (a price without
    * pricing in the currency, an amount too large) is recorded on the run and the customer skipped: the
    * transaction is rolled back and the batch billed again (its customers bill the same) with the error
    * recorded instead. No savepoint per customer, so the usual batch pays nothing for the rare failure.
@@ -415,9 +418,11 @@ export class BillingRunService {
   private async billBatch(
     runId: string,
     asOf: Date,
-    customers: readonly string[],
+    handOut: (tx: EntityManager) => Promise<HandedOut | null>,
     signal: AbortSignal | undefined,
-  ): Promise<BatchResult> {
+  ): Promise<BatchResult | null> {
+    // Listed once: billed again, the batch keeps its customers.
+    let batch: HandedOut | null | undefined;
     const failures = new Map<string, CustomerFailed>();
     // Plain invoices are booked set-based (BatchBooking) unless that refused (a number already used, a
     // balance made meanwhile): the batch is then billed again invoice by invoice, which tells whose.
@@ -431,6 +436,9 @@ export class BillingRunService {
             // without that customer): what it writes needs no savepoints of its own. A run inside a
             // request (billingRunCreate) keeps them, as the request's other work does.
             if (!this.ctx.em.isInTransaction()) markBatch(tx);
+            if (batch === undefined) batch = await handOut(tx);
+            if (!batch) return null;
+            const { order, customers } = batch;
             const billing = new CustomerBillingService(this.ctx);
             const work = await billing.prefetch(tx, customers, asOf, { setBased });
             const seen: string[] = [];
@@ -465,7 +473,7 @@ export class BillingRunService {
               );
               run.errors = [...run.errors, ...errors];
             }
-            return { seen, stopped };
+            return { order, seen, stopped };
           }),
         );
       } catch (error) {
