@@ -1,8 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { StatementRecorder } from '../../bench/statements.ts';
 import { createJobContext } from '../../src/context.ts';
+import { inEnvironment } from '../../src/db/tenant-transaction.ts';
 import {
   BILLING_BATCH,
+  type BillingRunOptions,
   type BillingRunProgress,
   BillingRunService,
 } from '../../src/modules/billing/billing-run.service.ts';
@@ -13,21 +15,23 @@ const t = setupTestApp();
 const f = billingFixtures(t);
 
 /** A run as the job queue makes it: batches of customers, each its own transaction. */
-async function scheduledRun(
-  env: TestEnvironment,
-  asOf: string,
-  onProgress?: (p: BillingRunProgress) => void,
-) {
+async function scheduledRun(env: TestEnvironment, asOf: string, options: Partial<BillingRunOptions> = {}) {
   const ctx = createJobContext(t.orm.em.fork(), env.id, 'billingRun');
-  return new BillingRunService(ctx).run(new Date(asOf), { triggeredBy: 'schedule', onProgress });
+  return new BillingRunService(ctx).run(new Date(asOf), { triggeredBy: 'schedule', ...options });
 }
 
-/** `count` customers, in id order, each with a monthly advance subscription from `start` on `priceId`. */
-async function customers(env: TestEnvironment, count: number, start: string, priceId: (n: number) => string) {
+/** `count` customers, in the order made, each with a monthly advance subscription from `start` on `priceId`. */
+async function customers(
+  env: TestEnvironment,
+  count: number,
+  start: string,
+  priceId: (n: number) => string,
+  input: Record<string, unknown> = {},
+) {
   const product = await f.createProduct(env, { handle: `seats-${start}` });
   const ids: string[] = [];
   for (let n = 0; n < count; n += 1) {
-    const customerId = await f.createCustomer(env, { name: `Customer ${n}` });
+    const customerId = await f.createCustomer(env, { name: `Customer ${n}`, ...input });
     await f.subscribe(env, {
       customerId,
       handle: `subscription-${start}-${n}`,
@@ -37,6 +41,24 @@ async function customers(env: TestEnvironment, count: number, start: string, pri
     ids.push(customerId);
   }
   return ids;
+}
+
+/** A EUR price "Losing" whose EUR pricing is then replaced by USD's: a run cannot bill it in EUR. */
+async function losingPrice(env: TestEnvironment) {
+  const losing = await f.createPrice(env, { name: 'Losing', pricing: { eur: { amount: 700 } } });
+  return {
+    ...losing,
+    lose: async () => {
+      const put = {
+        name: 'Losing',
+        termUnit: 'month',
+        termCount: 1,
+        priceModel: 'fee',
+        pricing: { usd: { amount: 1 } },
+      };
+      expect((await t.rest('PUT', `/prices/${losing.id}`, { env, body: put })).status).toBe(200);
+    },
+  };
 }
 
 describe('a billing run bills customers in batches, one transaction each', () => {
@@ -49,22 +71,17 @@ describe('a billing run bills customers in batches, one transaction each', () =>
   it('records a customer of the batch it cannot bill, and bills the others around it with gapless numbers', async () => {
     // given five customers in one batch, the third on a price that lost its EUR pricing
     const good = await f.createPrice(env, { pricing: { eur: { amount: 500 } } });
-    const losing = await f.createPrice(env, { name: 'Losing', pricing: { eur: { amount: 700 } } });
+    const losing = await losingPrice(env);
     const ids = await customers(env, 5, '2026-05-01', (n) => (n === 2 ? losing.id : good.id));
-    const put = {
-      name: 'Losing',
-      termUnit: 'month',
-      termCount: 1,
-      priceModel: 'fee',
-      pricing: { usd: { amount: 1 } },
-    };
-    expect((await t.rest('PUT', `/prices/${losing.id}`, { env, body: put })).status).toBe(200);
+    await losing.lose();
     expect(ids.length).toBeLessThan(BILLING_BATCH);
 
     // when the scheduled run bills them
     const progress: BillingRunProgress[] = [];
-    const run = await scheduledRun(env, midnight('2026-05-01'), (p) => {
-      progress.push(p);
+    const run = await scheduledRun(env, midnight('2026-05-01'), {
+      onProgress: (p) => {
+        progress.push(p);
+      },
     });
 
     // then the four others are billed, the third recorded as the run's error, and nothing of it written
@@ -125,5 +142,156 @@ describe('a billing run bills customers in batches, one transaction each', () =>
     expect(once(/from "?ledger_settings"?/)).toBeLessThanOrEqual(1);
     // the lock's transaction, the run's start and finish, the batch and the look for a next one
     expect(once(/^begin/)).toBeLessThanOrEqual(5);
+  });
+});
+
+/** A run as the job queue makes it, with batches of two customers, three of them billed at once. */
+const concurrentRun = (env: TestEnvironment, asOf: string, options: Partial<BillingRunOptions> = {}) =>
+  scheduledRun(env, asOf, { batchSize: 2, concurrency: 3, ...options });
+
+/** Each customer's invoices, the invoice handles and the journal's entry numbers of the environment. */
+async function written(env: TestEnvironment) {
+  const invoices = await t.sql<{ customer_id: string; handle: string }>(
+    `select customer_id, handle from invoice where environment_id = $1 order by handle`,
+    [env.id],
+  );
+  const entries = await t.sql<{ number: string }>(
+    `select number from journal_entry where environment_id = $1 order by number`,
+    [env.id],
+  );
+  return {
+    customers: invoices.map((row) => row.customer_id).sort(),
+    handles: invoices.map((row) => row.handle),
+    entries: entries.map((row) => Number(row.number)),
+  };
+}
+
+const handles = (count: number) =>
+  Array.from({ length: count }, (_, n) => `INV-${String(n + 1).padStart(6, '0')}`);
+const numbers = (count: number) => Array.from({ length: count }, (_, n) => n + 1);
+
+describe('a scheduled billing run bills several batches at once', () => {
+  let env: TestEnvironment;
+
+  beforeAll(async () => {
+    env = await t.createEnvironment();
+  });
+
+  it('bills every customer once with gapless numbers, records a failing one, and tells progress in order', async () => {
+    // given eleven customers due, the sixth on a price that lost its EUR pricing
+    const good = await f.createPrice(env, { pricing: { eur: { amount: 500 } } });
+    const losing = await losingPrice(env);
+    const ids = (await customers(env, 11, '2026-05-01', (n) => (n === 5 ? losing.id : good.id))).sort();
+    await losing.lose();
+    const [failing] = await t.sql<{ customer_id: string }>(
+      `select s.customer_id from subscription s join subscription_item i on i.subscription_id = s.id
+       where s.environment_id = $1 and i.price_id = $2`,
+      [env.id, losing.id],
+    );
+
+    // when a run bills them two by two, three batches at once
+    const progress: BillingRunProgress[] = [];
+    const run = await concurrentRun(env, midnight('2026-05-01'), {
+      onProgress: (p) => {
+        progress.push(p);
+      },
+    });
+
+    // then the ten others are billed once each, the failing one recorded, and its batch's other customer billed
+    expect(run).toMatchObject({ status: 'failed', invoiceCount: 10, periodCount: 10 });
+    expect(run.errors).toEqual([
+      { customerId: failing?.customer_id, message: expect.stringContaining('has no pricing in EUR') },
+    ]);
+    const billed = ids.filter((id) => id !== failing?.customer_id);
+    const rows = await written(env);
+    expect(rows.customers).toEqual(billed);
+    // and the numbers have no gap and no repeat (they follow the batches' commits)
+    expect(rows.handles).toEqual(handles(10));
+    expect(rows.entries).toEqual(numbers(10));
+    expect(new Set(run.invoiceIds).size).toBe(10);
+    // and progress is told for every customer, in id order, counting up
+    expect(progress.map((p) => [p.customerId, p.customersDone])).toEqual(ids.map((id, n) => [id, n + 1]));
+
+    // when the run is made again
+    const again = await concurrentRun(env, midnight('2026-05-01'));
+
+    // then nobody is billed twice
+    expect(again).toMatchObject({ invoiceCount: 0, periodCount: 0 });
+    expect((await written(env)).handles).toHaveLength(10);
+  });
+
+  it('stops handing out batches when interrupted, and the next run bills the rest once', async () => {
+    // given twelve customers due in June (and the eleven above, billed for May, due again)
+    const price = await f.createPrice(env, { pricing: { eur: { amount: 900 } } });
+    const june = (await customers(env, 12, '2026-06-01', () => price.id)).sort();
+    const before = (await written(env)).handles.length;
+
+    // when the run is stopped once its first batch has been told
+    const stop = new AbortController();
+    const first = await concurrentRun(env, midnight('2026-06-01'), {
+      signal: stop.signal,
+      onProgress: ({ customersDone }) => {
+        if (customersDone === 2) stop.abort();
+      },
+    });
+
+    // then it ends interrupted with what its batches committed, and a second run bills the others
+    expect(first.status).toBe('interrupted');
+    expect(first.invoiceCount).toBeLessThan(22);
+    const second = await concurrentRun(env, midnight('2026-06-01'));
+    expect(second.status).not.toBe('interrupted');
+    // each of the June customers once, the May ones (but the failing one) once more, numbers gapless
+    const rows = await written(env);
+    expect(first.invoiceCount + second.invoiceCount).toBe(rows.handles.length - before);
+    expect(rows.customers.filter((id) => june.includes(id))).toEqual(june);
+    expect(rows.handles).toEqual(handles(rows.handles.length));
+    expect(rows.entries).toEqual(numbers(rows.handles.length));
+    const repeated = await t.sql(
+      `select subscription_item_id, period_start from billed_period where environment_id = $1
+       group by 1, 2 having count(*) > 1`,
+      [env.id],
+    );
+    expect(repeated).toEqual([]);
+  });
+
+  it("bills one batch at a time inside a caller's transaction, and only a test clock's customers on its clock", async () => {
+    // given a test environment with three customers on a clock and three on none
+    const test = await t.createEnvironment('Clocked', { kind: 'test' });
+    const clock = (
+      await t.graphql(
+        `mutation ($input: TestClockCreateInput!) { testClockCreate(input: $input) { testClock { id } } }`,
+        { input: { name: 'Clock', frozenTime: midnight('2026-07-01') } },
+        { env: test },
+      )
+    ).body.data.testClockCreate.testClock;
+    const price = await f.createPrice(test, { pricing: { eur: { amount: 300 } } });
+    const clocked = (
+      await customers(test, 3, '2026-07-01', () => price.id, { testClockId: clock.id })
+    ).sort();
+    await customers(test, 3, '2026-07-02', () => price.id);
+
+    // when the clock's customers are billed concurrently
+    const run = await concurrentRun(test, midnight('2026-07-01'), {
+      triggeredBy: 'test_clock',
+      testClockId: clock.id,
+    });
+
+    // then only they are billed
+    expect(run).toMatchObject({ status: 'succeeded', invoiceCount: 3 });
+    expect((await written(test)).customers).toEqual(clocked);
+
+    // when the others are billed inside one transaction of the caller's, asking for three batches at once
+    const ctx = createJobContext(t.orm.em.fork(), test.id, 'billingRun');
+    const inside = await inEnvironment(ctx.em, test.id, (tx) =>
+      new BillingRunService({ ...ctx, em: tx }).run(new Date(midnight('2026-07-02')), {
+        triggeredBy: 'schedule',
+        batchSize: 1,
+        concurrency: 3,
+      }),
+    );
+
+    // then they are billed one batch after another on that transaction, numbers gapless
+    expect(inside).toMatchObject({ status: 'succeeded', invoiceCount: 3 });
+    expect((await written(test)).handles).toEqual(handles(6));
   });
 });
