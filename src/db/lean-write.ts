@@ -1,4 +1,4 @@
-import type { EntityMetadata, EntityName, EntityProperty } from '@mikro-orm/core';
+import { type EntityMetadata, type EntityName, type EntityProperty, helper } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type ConstraintErrors, constraintError, needsSavepoint } from './flush.ts';
 import { runStatement } from './lean.ts';
@@ -101,6 +101,24 @@ export function updateRow<T extends { id: string; environmentId: string }>(
     const environment = column('environmentId').name;
     return `update ${table} set ${assignments.join(', ')} where ${id} = $${params.length - 1} and ${environment} = $${params.length}`;
   };
+}
+
+/**
+ * What the unit of work would flush for `entity`, a managed entity changed in memory: each changed
+ * property with its new value (MikroORM's own comparison, so the same properties its flush would set and
+ * its audit event would name), the `set` of a lean update (writeChange). The entity then counts as
+ * written: the unit of work's flush leaves it alone, so the caller must write the answer in the same
+ * transaction. Empty when nothing changed.
+ */
+export function takeChanges<T extends object>(em: EntityManager, entity: T): Partial<T> {
+  const wrapped = helper(entity);
+  const comparator = em.getComparator();
+  const now = comparator.prepareEntity(entity);
+  const diff = comparator.diffEntities(wrapped.__meta.class, wrapped.__originalEntityData ?? {}, now);
+  wrapped.__originalEntityData = now;
+  const set: Record<string, unknown> = {};
+  for (const name of Object.keys(diff)) set[name] = (entity as Record<string, unknown>)[name];
+  return set as Partial<T>;
 }
 
 /** Statements of up to this many parts and parameters go out prepared: a bounded set of shapes. */
