@@ -8,11 +8,12 @@
  * on a job context, outside any request (a GraphQL billingRunCreate is one transaction under the
  * request's execution deadline, EXECUTION_TIMEOUT_MS, 10 s by default). Checks that every customer got
  * exactly one invoice, that the clones' totals equal the template's and that the numbers are gapless,
- * and prints seconds, invoices per hour, ms per invoice and the curve (ms per invoice relative to the
+ * and prints seconds, invoices per hour, ms per invoice (wall, Node CPU, PostgreSQL CPU: the postmaster and
+ * its backends, autovacuum included) and the curve (ms per invoice relative to the
  * smallest size: a linear run stays near 1). BENCH_BATCH=n bills n customers per transaction instead of
  * the run's default (BILLING_BATCH).
  */
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -25,12 +26,17 @@ import { migrate, openOrm } from '../src/db/orm.ts';
 import { BillingRunService } from '../src/modules/billing/billing-run.service.ts';
 import { entities } from '../src/modules/registry.ts';
 import { createdId, graphqlCaller } from './graphql-client.ts';
+import { postgresCpu } from './load.ts';
 
 const sizes = (process.argv[2] ?? '1000,10000,100000').split(',').map(Number);
 const asOf = new Date('2026-03-01T00:00:00Z');
 const dataDir = await mkdtemp(path.join(tmpdir(), 'billing-volume-'));
 await chmod(dataDir, 0o755);
 const database = await startEmbeddedDatabase(dataDir);
+/** The embedded server's postmaster: its CPU and its backends' is PostgreSQL's share of a run. */
+const postmaster = Number(
+  (await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
+);
 const owner = await openOrm(database.url, { entities, poolMax: 1, owner: true });
 const orm = await openOrm(database.url, { entities, poolMax: 10 });
 const sql = new pg.Client({ connectionString: database.url });
@@ -216,12 +222,14 @@ async function measure(customers: number) {
   }
   const started = process.hrtime.bigint();
   const cpuStarted = process.cpuUsage();
+  const postgresStarted = await postgresCpu(postmaster);
   const ctx = createJobContext(orm.em.fork(), environment.id, 'billingRun');
   // BENCH_BATCH=1 bills customer by customer (one transaction each), as runs did before batches.
   const batchSize = process.env.BENCH_BATCH ? Number(process.env.BENCH_BATCH) : undefined;
   const run = await new BillingRunService(ctx).run(asOf, { triggeredBy: 'schedule', batchSize });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = process.cpuUsage(cpuStarted);
+  const postgresMs = ((await postgresCpu(postmaster)) ?? 0) - (postgresStarted ?? 0);
   pg.Client.prototype.query = originalQuery;
   if (process.env.BENCH_QUERIES) {
     const total = [...queries.values()].reduce((sum, count) => sum + count, 0);
@@ -272,6 +280,7 @@ async function measure(customers: number) {
     msPerInvoice: Number(((seconds * 1000) / run.invoiceCount).toFixed(2)),
     nodeCpuMsPerInvoice: Number(((cpu.user + cpu.system) / 1000 / run.invoiceCount).toFixed(2)),
     nodeSystemCpuMsPerInvoice: Number((cpu.system / 1000 / run.invoiceCount).toFixed(2)),
+    postgresCpuMsPerInvoice: Number((postgresMs / run.invoiceCount).toFixed(2)),
     templateTotalInclVat: Number(check.template_total),
     checks: problems.length === 0 ? 'held' : problems,
   };
