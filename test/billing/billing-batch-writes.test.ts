@@ -231,6 +231,8 @@ describe("a scheduled run's batch writes what a run in a request writes", () => 
       expect(sent(pattern, requestStatements).length).toBeGreaterThan(0);
     }
     expect(invoiceInserts(statements)).toHaveLength(1);
+    // (the items' changes as one update of many rows)
+    expect(sent(/ as \(update "subscription_item" set .* from \(values /, statements)).toHaveLength(1);
     // and the same rows, their audit events included
     const rows = await written(scheduled);
     expect(rows).toEqual(await written(requested));
