@@ -57,7 +57,7 @@ async function written(env: TestEnvironment) {
              where it.environment_id = $1 order by v.handle, it.period_start, it.amount`),
     await q(`select action, object_type, changed_fields, count(*)::int as count from audit_event
              where environment_id = $1 and object_type not in ('Customer', 'Product', 'Price', 'BillingRun')
-             group by 1, 2, 3 order by 1, 2, 3::text`),
+             group by 1, 2, 3 order by 1, 2, changed_fields::text`),
     await q(`select e.type, e.data from event e where e.environment_id = $1
                and e.type in ('invoice.created', 'invoice.booked')
              order by e.type, e.data->>'number', e.data->'customer'->>'name', e.data->>'date'`),
