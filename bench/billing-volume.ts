@@ -228,7 +228,7 @@ async function measure(customers: number) {
   const run = await new BillingRunService(ctx).run(asOf, { triggeredBy: 'schedule', batchSize, concurrency });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = process.cpuUsage(cpuStarted);
-  const postgresMs = (await postgresCpu(postmaster)) - postgresStarted;
+  const postgresMs = ((await postgresCpu(postmaster)) ?? Number.NaN) - (postgresStarted ?? Number.NaN);
   pg.Client.prototype.query = originalQuery;
   if (process.env.BENCH_QUERIES) {
     const total = [...queries.values()].reduce((sum, count) => sum + count, 0);

@@ -30,6 +30,7 @@ const REQUESTS = Number(process.env.SPLIT_REQUESTS ?? 1500);
 const ONLY = process.env.SPLIT_ONLY;
 async function snapshot(server: number, postmaster: number) {
   const [node, postgres] = await Promise.all([cpuOf(server), postgresCpu(postmaster)]);
+  if (!node || postgres === null) throw new Error('the server or PostgreSQL stopped during the run');
   return { user: node.user, system: node.system, postgres };
 }
 

@@ -14,7 +14,7 @@ import { TokenCache } from '../src/auth/token-cache.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, openOrm } from '../src/db/orm.ts';
 import { entities } from '../src/modules/registry.ts';
-import { postgresCpu } from './load.ts';
+import { postgresCpu } from './proc-cpu.ts';
 import { scenarios } from './scenarios.ts';
 import { seed } from './seed.ts';
 import { StatementRecorder } from './statements.ts';

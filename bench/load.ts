@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import type pg from 'pg';
+import { cpuOf, postgresCpu } from './proc-cpu.ts';
 import type { Scenario } from './scenarios.ts';
 
 export type LoadOptions = {
@@ -115,7 +116,7 @@ export async function measure(
     await options.quiesce?.();
     const cpus = () =>
       Promise.all([
-        cpuOf(processes.server),
+        cpuOf(processes.server).then((cpu) => (cpu ? cpu.user + cpu.system : null)),
         postgresCpu(processes.postgres),
         postgresCpu(processes.replica ?? null),
       ]);
@@ -143,49 +144,6 @@ export async function measure(
   } finally {
     clearInterval(sampler);
   }
-}
-
-/** Linux counts CPU time in clock ticks of 10 ms (USER_HZ), in /proc/<pid>/stat. */
-const MS_PER_TICK = 10;
-
-type Stat = { parent: number; cpuMs: number; reapedChildrenMs: number };
-
-async function statOf(pid: number): Promise<Stat | null> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // The fields after the parenthesised command name: the parent is the 4th, utime and stime the 14th
-    // and 15th, and cutime and cstime (children that exited and were waited for) the 16th and 17th.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return {
-      parent: Number(fields[1]),
-      cpuMs: (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK,
-      reapedChildrenMs: (Number(fields[13]) + Number(fields[14])) * MS_PER_TICK,
-    };
-  } catch {
-    return null;
-  }
-}
-
-/** User + system CPU time of a process so far, or null where /proc is not available. */
-async function cpuOf(pid: number): Promise<number | null> {
-  return (await statOf(pid))?.cpuMs ?? null;
-}
-
-/**
- * CPU time of the postmaster and its children, the backends serving both servers' connections; a
- * backend that has exited (a pool closed an idle connection) counts through the postmaster's total
- * for reaped children.
- */
-export async function postgresCpu(postmaster: number | null): Promise<number | null> {
-  if (postmaster === null) return null;
-  const own = await statOf(postmaster);
-  if (!own) return null;
-  const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(Number);
-  const children = await Promise.all(pids.map(statOf));
-  return children.reduce(
-    (sum, stat) => sum + (stat?.parent === postmaster ? stat.cpuMs : 0),
-    own.cpuMs + own.reapedChildrenMs,
-  );
 }
 
 /** Resident set size of a process, in MiB (`ps` works on Linux and macOS alike). */

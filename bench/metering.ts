@@ -14,7 +14,7 @@
  * aggregation is measured over it. That fill writes no `usage_event_key` rows (aggregation never reads
  * them) and reports no ingestion rate.
  */
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,6 +28,7 @@ import { inEnvironment } from '../src/db/tenant-transaction.ts';
 import { type BillableMetric, BillableMetricSchema } from '../src/modules/metering/metering.entity.ts';
 import { aggregateUsage, aggregationQuery } from '../src/modules/metering/usage.aggregate.ts';
 import { entities } from '../src/modules/registry.ts';
+import { postmasterOf, postgresCpu as serverCpu } from './proc-cpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -54,40 +55,8 @@ const owner = await openOrm(database.url, { entities, poolMax: 1, owner: true })
 const orm = await openOrm(database.url, { entities, poolMax: concurrency + 2 });
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
-/** Linux: user + system CPU ms of a process (fields 14 and 15 of /proc/<pid>/stat, 10 ms ticks), its parent. */
-async function statOf(pid: number): Promise<{ parent: number; cpuMs: number; reapedMs: number } | null> {
-  try {
-    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
-    return {
-      parent: Number(fields[1]),
-      cpuMs: (Number(fields[11]) + Number(fields[12])) * 10,
-      reapedMs: (Number(fields[13]) + Number(fields[14])) * 10,
-    };
-  } catch {
-    return null;
-  }
-}
-
-/** CPU ms of the embedded PostgreSQL: the postmaster (named in postmaster.pid), its backends and reaped ones. */
-async function postgresCpu(): Promise<number | null> {
-  const candidates = [
-    path.join(dataDir, 'postmaster.pid'),
-    ...(await readdir(dataDir)).map((name) => path.join(dataDir, name, 'postmaster.pid')),
-  ];
-  for (const file of candidates) {
-    const pid = Number((await readFile(file, 'utf8').catch(() => '')).split('\n')[0]);
-    if (!pid) continue;
-    const own = await statOf(pid);
-    if (!own) return null;
-    const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(Number);
-    const stats = await Promise.all(pids.map(statOf));
-    return stats.reduce(
-      (sum, stat) => sum + (stat?.parent === pid ? stat.cpuMs : 0),
-      own.cpuMs + own.reapedMs,
-    );
-  }
-  return null;
-}
+/** CPU ms of the embedded PostgreSQL: the postmaster, its backends and reaped ones. */
+const postgresCpu = async () => serverCpu(await postmasterOf(dataDir).catch(() => null));
 try {
   await migrate(owner);
   const access = new AccessService(owner.em.fork());

@@ -35,6 +35,7 @@ import { Migration20261125170100InvoiceItemBilledPeriod } from './Migration20261
 import { Migration20261125183000SubscriptionRemovalChange } from './Migration20261125183000SubscriptionRemovalChange.ts';
 import { Migration20261125183100InvoiceCreditBalance } from './Migration20261125183100InvoiceCreditBalance.ts';
 import { Migration20261126000000EventOutbox } from './Migration20261126000000EventOutbox.ts';
+import { Migration20261126100000BillingWorkIndexes } from './Migration20261126100000BillingWorkIndexes.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -93,4 +94,5 @@ export const migrations = [
     class: Migration20261125183100InvoiceCreditBalance,
   },
   { name: 'Migration20261126000000EventOutbox', class: Migration20261126000000EventOutbox },
+  { name: 'Migration20261126100000BillingWorkIndexes', class: Migration20261126100000BillingWorkIndexes },
 ];

@@ -1,4 +1,4 @@
-import type { EntityMetadata, EntityName, EntityProperty } from '@mikro-orm/core';
+import { type EntityMetadata, type EntityName, type EntityProperty, helper } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type ConstraintErrors, constraintError, needsSavepoint } from './flush.ts';
 import { runStatement } from './lean.ts';
@@ -34,6 +34,13 @@ function tableOf(em: EntityManager, entity: EntityName<object>): Table {
   };
   tables.set(entity as object, table);
   return table;
+}
+
+/** The column of property `name` of the table. */
+function columnNamed({ meta, columns }: Table, name: string): Column {
+  const found = columns.find((column) => column.prop.name === name);
+  if (!found) throw new Error(`${meta.className} has no column for ${name}`);
+  return found;
 }
 
 /** A value as its column takes it as a parameter: JSON as its text (pg would send an array as a SQL array). */
@@ -77,6 +84,38 @@ export function insertRows<T extends object>(
   };
 }
 
+/**
+ * Sets, on each of `rows` (tenant rows), the properties `names` to the row's own values, in one statement
+ * (`update … from (values …)`): many rows changed alike (a billing batch's items) in one update instead
+ * of an update each, which PostgreSQL would plan one by one within the statement.
+ */
+export function updateRows<T extends { id: string; environmentId: string }>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  names: readonly string[],
+  rows: readonly { key: Pick<T, 'id' | 'environmentId'>; set: Partial<T> }[],
+): WritePart {
+  const known = tableOf(em, entity as EntityName<object>);
+  const { table } = known;
+  const column = (name: string) => columnNamed(known, name);
+  const all = ['id', 'environmentId', ...names].map(column);
+  const [id, environment, ...set] = all as [Column, Column, ...Column[]];
+  return (params) => {
+    const values = rows.map(({ key, set: row }, index) => {
+      const record = { ...row, id: key.id, environmentId: key.environmentId } as Record<string, unknown>;
+      const placeholders = all.map((each) => {
+        params.push(parameter(each, record[each.prop.name] ?? null));
+        // The first row's casts type the values' columns (parameters alone would be text).
+        return index === 0 ? `$${params.length}::${each.prop.columnTypes?.[0]}` : `$${params.length}`;
+      });
+      return `(${placeholders.join(', ')})`;
+    });
+    const named = all.map((each) => each.name);
+    const assignments = set.map((each) => `${each.name} = v.${each.name}`);
+    return `update ${table} set ${assignments.join(', ')} from (values ${values.join(', ')}) as v (${named.join(', ')}) where ${table}.${id.name} = v.${id.name} and ${table}.${environment.name} = v.${environment.name}`;
+  };
+}
+
 /** Sets the properties of `set` on the row `id` of `environmentId` (tenant rows only). */
 export function updateRow<T extends { id: string; environmentId: string }>(
   em: EntityManager,
@@ -84,13 +123,9 @@ export function updateRow<T extends { id: string; environmentId: string }>(
   key: Pick<T, 'id' | 'environmentId'>,
   set: Partial<T>,
 ): WritePart {
-  const { meta, table, columns } = tableOf(em, entity as EntityName<object>);
-  const byName = new Map(columns.map((column) => [column.prop.name, column]));
-  const column = (name: string) => {
-    const found = byName.get(name);
-    if (!found) throw new Error(`${meta.className} has no column for ${name}`);
-    return found;
-  };
+  const known = tableOf(em, entity as EntityName<object>);
+  const { table } = known;
+  const column = (name: string) => columnNamed(known, name);
   return (params) => {
     const assignments = Object.entries(set).map(([name, value]) => {
       params.push(parameter(column(name), value ?? null));
@@ -101,6 +136,24 @@ export function updateRow<T extends { id: string; environmentId: string }>(
     const environment = column('environmentId').name;
     return `update ${table} set ${assignments.join(', ')} where ${id} = $${params.length - 1} and ${environment} = $${params.length}`;
   };
+}
+
+/**
+ * What the unit of work would flush for `entity`, a managed entity changed in memory: each changed
+ * property with its new value (MikroORM's own comparison, so the same properties its flush would set and
+ * its audit event would name), the `set` of a lean update (writeChange). The entity then counts as
+ * written: the unit of work's flush leaves it alone, so the caller must write the answer in the same
+ * transaction. Empty when nothing changed.
+ */
+export function takeChanges<T extends object>(em: EntityManager, entity: T): Partial<T> {
+  const wrapped = helper(entity);
+  const comparator = em.getComparator();
+  const now = comparator.prepareEntity(entity);
+  const diff = comparator.diffEntities(wrapped.__meta.class, wrapped.__originalEntityData ?? {}, now);
+  wrapped.__originalEntityData = now;
+  const set: Record<string, unknown> = {};
+  for (const name of Object.keys(diff)) set[name] = (entity as Record<string, unknown>)[name];
+  return set as Partial<T>;
 }
 
 /** Statements of up to this many parts and parameters go out prepared: a bounded set of shapes. */

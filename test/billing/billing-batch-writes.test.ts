@@ -56,9 +56,8 @@ async function written(env: TestEnvironment) {
              from invoice_item it join invoice v on v.id = it.invoice_id
              where it.environment_id = $1 order by v.handle, it.period_start, it.amount`),
     await q(`select action, object_type, changed_fields, count(*)::int as count from audit_event
-             where environment_id = $1 and object_type not in ('Customer', 'Product', 'Price', 'Subscription',
-               'SubscriptionItem', 'BillingRun')
-             group by 1, 2, 3 order by 1, 2, 3::text`),
+             where environment_id = $1 and object_type not in ('Customer', 'Product', 'Price', 'BillingRun')
+             group by 1, 2, 3 order by 1, 2, changed_fields::text`),
     await q(`select e.type, e.data from event e where e.environment_id = $1
                and e.type in ('invoice.created', 'invoice.booked')
              order by e.type, e.data->>'number', e.data->'customer'->>'name', e.data->>'date'`),
@@ -73,6 +72,16 @@ async function written(env: TestEnvironment) {
              where s.environment_id = $1 order by v.handle, s.amount`),
     await q(`select v.handle, r.date, r.amount from recognition_row r join invoice v on v.id = r.invoice_id
              where r.environment_id = $1 order by v.handle, r.date, r.amount`),
+    await q(`select s.handle, s.status, s.term_start, s.term_end, s.cancelled_at, s.updated_at is not null as updated
+             from subscription s where s.environment_id = $1 order by s.handle`),
+    await q(`select s.handle, i.quantity, i.period_index, i.bill_at from subscription_item i
+             join subscription s on s.id = i.subscription_id where i.environment_id = $1
+             order by s.handle, i.quantity, i.id`),
+    await q(`select s.handle, b.period_start, b.period_end, b.quantity, b.amount, v.handle as invoice,
+               exists (select 1 from invoice_item it where it.billed_period_id = b.id) as on_line
+             from billed_period b join subscription_item i on i.id = b.subscription_item_id
+             join subscription s on s.id = i.subscription_id left join invoice v on v.id = b.invoice_id
+             where b.environment_id = $1 order by s.handle, b.period_start, i.quantity, b.amount`),
   ]);
 }
 
@@ -84,6 +93,20 @@ async function scheduledRun(env: TestEnvironment, day: string) {
     const statements = await recorder.during(async () => {
       const ctx = createJobContext(t.orm.em.fork(), env.id, 'billingRun');
       run = await new BillingRunService(ctx).run(new Date(midnight(day)), { triggeredBy: 'schedule' });
+    });
+    return { run, statements };
+  } finally {
+    recorder.restore();
+  }
+}
+
+/** Bills the environment as of `day` through billingRunCreate (the request's one transaction); the run and the statements it sent. */
+async function requestedRun(env: TestEnvironment, day: string) {
+  const recorder = new StatementRecorder();
+  let run: Awaited<ReturnType<typeof f.runBilling>> | undefined;
+  try {
+    const statements = await recorder.during(async () => {
+      run = await f.runBilling(env, midnight(day));
     });
     return { run, statements };
   } finally {
@@ -144,16 +167,7 @@ describe("a scheduled run's batch writes what a run in a request writes", () => 
     // when one is billed by the scheduled run (a batch: markBatch) and the other through billingRunCreate
     // (the request's transaction, each invoice's draft and booking in a savepoint of its own)
     const { run, statements } = await scheduledRun(scheduled, '2026-06-01');
-    const requestRecorder = new StatementRecorder();
-    let viaRequest: { status: string; invoiceCount: number } | undefined;
-    let requestStatements: string[];
-    try {
-      requestStatements = await requestRecorder.during(async () => {
-        viaRequest = await f.runBilling(requested, midnight('2026-06-01'));
-      });
-    } finally {
-      requestRecorder.restore();
-    }
+    const { run: viaRequest, statements: requestStatements } = await requestedRun(requested, '2026-06-01');
 
     // then both billed three invoices
     expect(run).toMatchObject({ status: 'succeeded', invoiceCount: 3 });
@@ -165,7 +179,8 @@ describe("a scheduled run's batch writes what a run in a request writes", () => 
     // and wrote its three invoices in one statement, where the request's run wrote one each
     expect(invoiceInserts(statements)).toHaveLength(1);
     expect(invoiceInserts(requestStatements)).toHaveLength(3);
-    // and wrote the same rows: invoices, lines, audit events, events, journal, balances
+    // and wrote the same rows: invoices, lines, audit events, events, journal, balances, subscriptions,
+    // items and billed periods
     const rows = await written(scheduled);
     expect(rows).toEqual(await written(requested));
     const [invoices, , audits] = rows as [unknown[], unknown[], unknown[]];
@@ -176,6 +191,63 @@ describe("a scheduled run's batch writes what a run in a request writes", () => 
       changed_fields: ['bookedAt', 'customerSnapshot', 'handle', 'sellerSnapshot', 'status', 'updatedAt'],
       count: 3,
     });
+  });
+
+  it("writes plain customers' billed periods, items' next bills and subscriptions' ends with their invoices", async () => {
+    // given two environments set up alike, billed for May through billingRunCreate (the ledger's accounts
+    // exist), with a fourth customer whose subscription ends on 1 June
+    const setUpBilled = async (env: TestEnvironment) => {
+      await setUp(env);
+      const product = await f.createProduct(env, { handle: 'ending' });
+      const price = await f.createPrice(env, { pricing: { eur: { amount: 700 } } });
+      const customerId = await f.createCustomer(env, { name: 'Customer ending' });
+      await f.subscribe(env, {
+        customerId,
+        handle: 'subscription-ending',
+        term: { start: '2026-05-01', end: '2026-06-01' },
+        items: [{ productId: product.id, priceId: price.id }],
+      });
+      await f.runBilling(env, midnight('2026-05-01'));
+    };
+    const scheduled = await t.createEnvironment('Alongside');
+    const requested = await t.createEnvironment('Alongside');
+    await setUpBilled(scheduled);
+    await setUpBilled(requested);
+
+    // when June is billed by the scheduled run and through billingRunCreate
+    const { run, statements } = await scheduledRun(scheduled, '2026-06-01');
+    const { statements: requestStatements } = await requestedRun(requested, '2026-06-01');
+
+    // then the batch wrote the billed periods, the items' and the subscriptions' changes in its set-based
+    // write, where the request's run flushed them through its unit of work
+    expect(run).toMatchObject({ status: 'succeeded', invoiceCount: 3, endedCount: 1 });
+    const sent = (pattern: RegExp, list: string[]) => list.filter((statement) => pattern.test(statement));
+    for (const pattern of [
+      /^insert into "billed_period"/,
+      /^update "subscription_item"/,
+      /^update "subscription"/,
+    ]) {
+      expect(sent(pattern, statements)).toEqual([]);
+      expect(sent(pattern, requestStatements).length).toBeGreaterThan(0);
+    }
+    expect(invoiceInserts(statements)).toHaveLength(1);
+    // (the items' changes as one update of many rows)
+    expect(sent(/ as \(update "subscription_item" set .* from \(values /, statements)).toHaveLength(1);
+    // and the same rows, their audit events included
+    const rows = await written(scheduled);
+    expect(rows).toEqual(await written(requested));
+    const [, , audits] = rows as unknown[][];
+    const [subscriptions, items, periods] = (rows as unknown[][]).slice(-3);
+    expect(subscriptions).toContainEqual(
+      expect.objectContaining({ handle: 'subscription-ending', status: 'ended' }),
+    );
+    expect(items).toHaveLength(7);
+    expect(periods?.length).toBeGreaterThanOrEqual(12);
+    expect(audits).toContainEqual(expect.objectContaining({ action: 'create', object_type: 'BilledPeriod' }));
+    expect(audits).toContainEqual(expect.objectContaining({ action: 'update', object_type: 'Subscription' }));
+    expect(audits).toContainEqual(
+      expect.objectContaining({ action: 'update', object_type: 'SubscriptionItem' }),
+    );
   });
 
   it('books plain invoices set-based and the others invoice by invoice, in one batch, with the same rows', async () => {

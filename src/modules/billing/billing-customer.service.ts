@@ -4,6 +4,7 @@ import { RequestLoaders, type ServiceContext } from '../../context.ts';
 import { dateOf } from '../../dates/calendar.ts';
 import type { Period } from '../../dates/periods.ts';
 import { newId } from '../../db/ids.ts';
+import { newRow, takeChanges } from '../../db/lean-write.ts';
 import { customerReadKey, keepRead } from '../../db/read-cache.ts';
 import { batchFork, inBatchTransaction } from '../../db/tenant-transaction.ts';
 import { DomainError } from '../../errors.ts';
@@ -533,7 +534,7 @@ export class CustomerBillingService {
         link: { prorationLineId: line.id },
       })),
     ];
-    const { invoiceOf, created } = await this.invoice(
+    const { invoiceOf, created, setBased } = await this.invoice(
       tx,
       customerId,
       asOf,
@@ -546,6 +547,14 @@ export class CustomerBillingService {
       await tx.flush();
       return created;
     }
+    // A customer whose invoices were all written set-based, with nothing else to record (no released
+    // period, adjustment or proration line), writes its billed periods and its subscriptions' and items'
+    // changes with them (writeWith) rather than through the batch's unit of work at commit.
+    const alongside =
+      setBased && prorations.length === 0 && lines.every((line) => !line.released && !line.adjustment)
+        ? batch?.booking
+        : undefined;
+    const billedPeriods: BilledPeriod[] = [];
     for (const line of lines) {
       if (line.released) {
         line.released.invoiceId = invoiceOf.get(line) ?? null;
@@ -558,7 +567,7 @@ export class CustomerBillingService {
         line.adjustment.amount = line.amount;
         continue;
       }
-      tx.create(BilledPeriodSchema, {
+      const billed = {
         ...(line.billedPeriodId ? { id: line.billedPeriodId } : {}),
         environmentId,
         subscriptionItemId: line.item.id,
@@ -568,6 +577,20 @@ export class CustomerBillingService {
         amount: line.amount,
         billingRunId: runId,
         invoiceId: invoiceOf.get(line) ?? null,
+      };
+      if (alongside) billedPeriods.push(newRow(tx, BilledPeriodSchema, billed));
+      else tx.create(BilledPeriodSchema, billed);
+    }
+    if (alongside) {
+      const changed =
+        (entity: typeof SubscriptionSchema | typeof SubscriptionItemSchema) =>
+        (row: Subscription | SubscriptionItem) => ({ entity, key: row, set: takeChanges(tx, row) });
+      alongside.writeWith({
+        created: [{ entity: BilledPeriodSchema, rows: billedPeriods }],
+        updated: [
+          ...subscriptions.map(changed(SubscriptionSchema)),
+          ...items.map(changed(SubscriptionItemSchema)),
+        ].filter(({ set }) => Object.keys(set).length > 0),
       });
     }
     const ids = created.map(({ invoice }) => invoice.id);
@@ -655,12 +678,14 @@ export class CustomerBillingService {
     lines: Invoiced[],
     preview: boolean,
     batch?: BatchWork,
-  ): Promise<{ invoiceOf: Map<object, string>; created: PreviewInvoice[] }> {
+  ): Promise<{ invoiceOf: Map<object, string>; created: PreviewInvoice[]; setBased: boolean }> {
     const invoiceOf = new Map<object, string>();
     const created: PreviewInvoice[] = [];
+    // Whether every invoice went to the batch's set-based write (BatchBooking.add).
+    let everySetBased = batch?.booking !== undefined && !preview;
     const byCurrency = new Map<string, Invoiced[]>();
     for (const line of lines) byCurrency.set(line.currency, [...(byCurrency.get(line.currency) ?? []), line]);
-    if (byCurrency.size === 0) return { invoiceOf, created };
+    if (byCurrency.size === 0) return { invoiceOf, created, setBased: everySetBased };
     const { environmentId } = this.ctx;
     const customer =
       batch?.customers.get(customerId) ??
@@ -703,6 +728,7 @@ export class CustomerBillingService {
             )
           : null;
         if (!invoice) {
+          everySetBased = false;
           const { drafts, booking } = services();
           invoice = await drafts.create(input, links);
           if (books) {
@@ -722,7 +748,7 @@ export class CustomerBillingService {
         created.push({ invoice, items });
       }
     }
-    return { invoiceOf, created };
+    return { invoiceOf, created, setBased: everySetBased };
   }
 }
 

@@ -23,11 +23,15 @@ export async function customerNow(
   return frozen == null ? new Date() : new Date(frozen);
 }
 
-/** The customers of a test clock (`clockId`), or those on no clock (`null`), as an SQL condition on `column`. */
-export function onClock(column: string): string {
-  return `exists (select 1 from customer clock_customer
-    where clock_customer.environment_id = ? and clock_customer.id = ${column}
-      and clock_customer.test_clock_id is not distinct from ?::uuid)`;
+/**
+ * The customers of a test clock (`clockId`), or those on no clock (`null`): a condition on a customer
+ * row's `test_clock_id` column, and its parameters. Written out for each case rather than as `is not
+ * distinct from`, which PostgreSQL cannot estimate (it guessed one customer, and scanned them all).
+ */
+export function onClock(column: string, clockId: string | null): { sql: string; params: string[] } {
+  return clockId === null
+    ? { sql: `${column} is null`, params: [] }
+    : { sql: `${column} = ?`, params: [clockId] };
 }
 
 /** "Now" for many customers of a request at once (customerNow, batched): for fields such as `overdue`. */

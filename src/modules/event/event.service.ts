@@ -5,7 +5,14 @@ import { type AuditedChange, auditRow, isAudited } from '../../audit/audit.subsc
 import { AuditEventSchema } from '../../audit/audit-event.entity.ts';
 import type { ServiceContext } from '../../context.ts';
 import type { ConstraintErrors } from '../../db/flush.ts';
-import { insertRows, newRow, updateRow, type WritePart, writeParts } from '../../db/lean-write.ts';
+import {
+  insertRows,
+  newRow,
+  updateRow,
+  updateRows,
+  type WritePart,
+  writeParts,
+} from '../../db/lean-write.ts';
 import { type Connection, keysetPage, type PageArgs } from '../../db/pagination.ts';
 import { deleteInEveryEnvironment } from '../../db/tenant-transaction.ts';
 import { type Event, EventSchema, type EventType } from './event.entity.ts';
@@ -94,11 +101,22 @@ export async function writeChange(
       });
     }
   }
+  // Rows of one entity changed in the same properties go in one update.
+  const alike = new Map<string, NonNullable<LeanChange['updated']>[number][]>();
+  for (const update of change.updated ?? []) {
+    const shape = `${update.entity.meta.className}:${Object.keys(update.set).sort().join(',')}`;
+    alike.set(shape, [...(alike.get(shape) ?? []), update]);
+  }
+  for (const group of alike.values()) {
+    const [{ entity, key, set }] = group as [NonNullable<LeanChange['updated']>[number]];
+    parts.push(
+      group.length === 1
+        ? updateRow(em, nameOf(entity), key, set)
+        : updateRows(em, nameOf(entity), Object.keys(set), group),
+    );
+  }
   const updates = [
-    ...(change.updated ?? []).map(({ entity, key, set }) => {
-      parts.push(updateRow(em, nameOf(entity), key, set));
-      return { entity, key, fields: Object.keys(set) };
-    }),
+    ...(change.updated ?? []).map(({ entity, key, set }) => ({ entity, key, fields: Object.keys(set) })),
     ...(change.changedOnCreate ?? []),
   ];
   for (const { entity, key, fields } of updates) {
