@@ -11,9 +11,9 @@ type DecimalProperty<Shape> = {
  * reads numeric text as `Number(text)` (graphql-js `serializeFloat`), the answer a resolver
  * `(row) => Number(row.quantity)` gives, and a null stays null. Without a resolver, graphql-jit reads
  * the property inline; with one it builds an args object, a resolve info and the response path for
- * every value (about 300 bytes each: 54,000 invoice lines, the heaviest page the limits allow, made
- * 70 MiB of them per document). Pothos records the exposed property as it does for `t.expose…`, so
- * the page's read still knows the column is read (columns.ts).
+ * every value (three such fields of an invoice line were 46 of the 117 MiB the heaviest document the
+ * limits allow allocated: bench/PROFILE.md, Round 6). Pothos records the exposed property as it does for
+ * `t.expose…`, so the page's read still knows the column is read (columns.ts).
  */
 export function exposeDecimal<Shape, Name extends DecimalProperty<Shape>>(
   t: PothosSchemaTypes.ObjectFieldBuilder<SchemaTypes, Shape>,
