@@ -10,6 +10,15 @@ export const SERVER_BUSY_RETRY_AFTER_SECONDS = 2;
 type Waiter = { cost: number; admit: () => void };
 
 /**
+ * Starts a major garbage collection in the background when the process runs with `--expose-gc` (`npm
+ * start` does); does nothing otherwise.
+ */
+export function collectGarbageSoon(): void {
+  const gc = (globalThis as { gc?: (options: { type: 'major'; execution: 'async' }) => void }).gc;
+  gc?.({ type: 'major', execution: 'async' });
+}
+
+/**
  * A process-wide bound on the query cost of the GraphQL operations executing at once: the memory of
  * an execution grows with what it reads and answers, which its cost bounds. An operation costing at
  * most FREE_QUERY_COST passes at once (a counter compare). A costlier one runs when the cost in
@@ -21,9 +30,18 @@ export class CostGate {
   private readonly queue: Waiter[] = [];
 
   readonly capacity: number;
+  private readonly afterLarge: () => void;
 
-  constructor(capacity: number) {
+  /**
+   * `afterLarge` runs when an operation that needed more than half the capacity (one that runs alone)
+   * gives its admission back: by default it starts a major collection. Such an operation leaves tens
+   * of MiB of garbage (its rows, their parsed JSON, its result tree), and a collection V8 ran during it
+   * set the heap's next limit at 1.5 times the live heap then, operation included: collected when it
+   * ends, the next one starts from the heap at rest (bench/PROFILE.md, Round 6).
+   */
+  constructor(capacity: number, afterLarge: () => void = collectGarbageSoon) {
     this.capacity = capacity;
+    this.afterLarge = afterLarge;
   }
 
   /** The cost of the operations executing now (for tests and metrics). */
@@ -81,6 +99,7 @@ export class CostGate {
       if (released) return;
       released = true;
       this.inFlight -= cost;
+      if (cost * 2 > this.capacity) this.afterLarge();
       this.admitWaiting();
     };
   }

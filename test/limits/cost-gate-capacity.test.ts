@@ -57,4 +57,23 @@ describe('the cost gate’s default capacity (GRAPHQL_INFLIGHT_COST)', () => {
     second?.();
     expect(gate.costInFlight).toBe(0);
   });
+
+  it('starts a collection when the heaviest document gives its admission back, not after a page of 50', async () => {
+    // given a gate that counts the collections it asks for
+    let collections = 0;
+    const gate = new CostGate(DEFAULT_INFLIGHT_COST, () => collections++);
+    const endsAt = Date.now() + 1000;
+
+    // when two pages of 50 run and end, and then the heaviest document
+    const pages = [await gate.enter(PAGE_OF_50, endsAt), await gate.enter(PAGE_OF_50, endsAt)];
+    for (const release of pages) release?.();
+    const afterPages = collections;
+    const heaviest = await gate.enter(HEAVIEST, endsAt);
+    const whileRunning = collections;
+    heaviest?.();
+    heaviest?.();
+
+    // then only the heaviest document's end asks for one, once
+    expect([afterPages, whileRunning, collections]).toEqual([0, 0, 1]);
+  });
 });

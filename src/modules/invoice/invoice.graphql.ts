@@ -1,6 +1,7 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { builder } from '../../graphql/builder.ts';
 import { objectType, perSelection, propertiesRead, reads, SAME_ROW } from '../../graphql/columns.ts';
+import { exposeDecimal } from '../../graphql/decimal.ts';
 import { describedValues } from '../../graphql/enum-values.ts';
 import { NodeRef, nodeType } from '../../graphql/node.ts';
 import { orderInput } from '../../graphql/ordering.ts';
@@ -75,11 +76,9 @@ const InvoiceItemTaxRef = builder.objectRef<InvoiceItem>('InvoiceItemTax').imple
       nullable: true,
       description: 'The tax code the line is taxed by; null for an untaxed line.',
     }),
-    taxRate: t.float({
+    taxRate: exposeDecimal(t, 'taxRate', {
       nullable: true,
       description: 'Percentage (25 is 25 %), as the tax code had it when the line got it.',
-      extensions: reads('taxRate'),
-      resolve: (item) => (item.taxRate == null ? null : Number(item.taxRate)),
     }),
   }),
 });
@@ -104,15 +103,9 @@ export const InvoiceItemRef = builder.objectRef<InvoiceItem>('InvoiceItem').impl
   description: 'One line of an invoice or credit note.',
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID', description: 'Its id, a UUID.' }),
-    quantity: t.float({
-      extensions: reads('quantity'),
-      resolve: (item) => Number(item.quantity),
-      description: 'The quantity billed (up to 6 decimals).',
-    }),
-    unitAmount: t.float({
+    quantity: exposeDecimal(t, 'quantity', { description: 'The quantity billed (up to 6 decimals).' }),
+    unitAmount: exposeDecimal(t, 'unitAmount', {
       description: 'Minor units; may be fractional (0.25 cents per call).',
-      extensions: reads('unitAmount'),
-      resolve: (item) => Number(item.unitAmount),
     }),
     sku: t.exposeString('sku', {
       nullable: true,
