@@ -43,24 +43,6 @@ async function customers(
   return ids;
 }
 
-/** A EUR price "Losing" whose EUR pricing is then replaced by USD's: a run cannot bill it in EUR. */
-async function losingPrice(env: TestEnvironment) {
-  const losing = await f.createPrice(env, { name: 'Losing', pricing: { eur: { amount: 700 } } });
-  return {
-    ...losing,
-    lose: async () => {
-      const put = {
-        name: 'Losing',
-        termUnit: 'month',
-        termCount: 1,
-        priceModel: 'fee',
-        pricing: { usd: { amount: 1 } },
-      };
-      expect((await t.rest('PUT', `/prices/${losing.id}`, { env, body: put })).status).toBe(200);
-    },
-  };
-}
-
 describe('a billing run bills customers in batches, one transaction each', () => {
   let env: TestEnvironment;
 
@@ -71,7 +53,7 @@ describe('a billing run bills customers in batches, one transaction each', () =>
   it('records a customer of the batch it cannot bill, and bills the others around it with gapless numbers', async () => {
     // given five customers in one batch, the third on a price that lost its EUR pricing
     const good = await f.createPrice(env, { pricing: { eur: { amount: 500 } } });
-    const losing = await losingPrice(env);
+    const losing = await f.losingPrice(env);
     const ids = await customers(env, 5, '2026-05-01', (n) => (n === 2 ? losing.id : good.id));
     await losing.lose();
     expect(ids.length).toBeLessThan(BILLING_BATCH);
@@ -180,7 +162,7 @@ describe('a scheduled billing run bills several batches at once', () => {
   it('bills every customer once with gapless numbers, records a failing one, and tells progress in order', async () => {
     // given eleven customers due, the sixth on a price that lost its EUR pricing
     const good = await f.createPrice(env, { pricing: { eur: { amount: 500 } } });
-    const losing = await losingPrice(env);
+    const losing = await f.losingPrice(env);
     const ids = (await customers(env, 11, '2026-05-01', (n) => (n === 5 ? losing.id : good.id))).sort();
     await losing.lose();
     const [failing] = await t.sql<{ customer_id: string }>(

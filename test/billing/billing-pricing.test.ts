@@ -239,7 +239,7 @@ describe('what a billing run bills', () => {
     const fine = await f.createCustomer(env, { name: 'Fine' });
     const broken = await f.createCustomer(env, { name: 'Broken' });
     const good = await f.createPrice(env, { pricing: { eur: { amount: 500 } } });
-    const losing = await f.createPrice(env, { name: 'Losing', pricing: { eur: { amount: 700 } } });
+    const losing = await f.losingPrice(env);
     const term = { start: '2026-05-01' };
     await f.subscribe(env, { customerId: fine, term, items: [{ productId: product.id, priceId: good.id }] });
     const brokenSubscription = await f.subscribe(env, {
@@ -248,14 +248,7 @@ describe('what a billing run bills', () => {
       term,
       items: [{ productId: product.id, priceId: losing.id }],
     });
-    const put = {
-      name: 'Losing',
-      termUnit: 'month',
-      termCount: 1,
-      priceModel: 'fee',
-      pricing: { usd: { amount: 1 } },
-    };
-    expect((await t.rest('PUT', `/prices/${losing.id}`, { env, body: put })).status).toBe(200);
+    await losing.lose();
 
     // when a run is made
     const run = await f.runBilling(env, midnight('2026-05-01'));
@@ -274,7 +267,7 @@ describe('what a billing run bills', () => {
     expect(read.body.items[0].billAt).toBe(midnight('2026-05-01'));
 
     // and once the price has EUR pricing again, the next run bills it
-    await t.rest('PUT', `/prices/${losing.id}`, { env, body: { ...put, pricing: { eur: { amount: 800 } } } });
+    await losing.regain(800);
     const retry = await f.runBilling(env, midnight('2026-05-01'));
     expect(retry).toMatchObject({ status: 'succeeded', invoiceCount: 1, periodCount: 1 });
     const [invoice] = await f.invoicesOf(env, broken);

@@ -49,6 +49,23 @@ export function billingFixtures(t: TestApp) {
       },
     });
 
+  /**
+   * A EUR price "Losing" whose `lose()` replaces its EUR pricing by USD's (through PUT /prices), so a run
+   * cannot bill a subscription made on it in EUR, and whose `regain(amount)` gives it EUR pricing again.
+   */
+  const losingPrice = async (env: TestEnvironment) => {
+    const losing = await createPrice(env, { name: 'Losing', pricing: { eur: { amount: 700 } } });
+    const put = async (pricing: Record<string, unknown>) => {
+      const body = { name: 'Losing', termUnit: 'month', termCount: 1, priceModel: 'fee', pricing };
+      expect((await t.rest('PUT', `/prices/${losing.id}`, { env, body })).status).toBe(200);
+    };
+    return {
+      ...losing,
+      lose: () => put({ usd: { amount: 1 } }),
+      regain: (amount: number) => put({ eur: { amount } }),
+    };
+  };
+
   /** Runs subscriptionCreate and returns its payload (subscription and userErrors). */
   const trySubscribe = async (env: TestEnvironment, input: Record<string, unknown>) =>
     (
@@ -154,6 +171,7 @@ export function billingFixtures(t: TestApp) {
     createCustomer,
     createProduct,
     createPrice,
+    losingPrice,
     trySubscribe,
     subscribe,
     tryUpdate,
