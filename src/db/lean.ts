@@ -49,6 +49,11 @@ type FindOptions<T> = {
   select?: string;
   /** The values of the select list's `?` placeholders, in their order. */
   selectParams?: readonly unknown[];
+  /**
+   * The statement sent around the select, given its text: e.g. `with "page" as (<select>) select ... from
+   * "page" left join ...`, to read what goes with a page's rows once for the page instead of once per row.
+   */
+  around?: (select: string) => string;
 };
 
 /**
@@ -111,17 +116,18 @@ function statement<T extends object>(
     ? ` order by ${column(options.orderBy)}${options.descending ? ' desc' : ''}`
     : '';
   const clause = (parts: string[]) => (parts.length > 0 ? ` where ${parts.join(' and ')}` : '');
+  const around = options.around ?? ((select: string) => select);
   if (options.limit === undefined) {
     return {
-      prepared: head + clause(prepared) + order,
-      inline: inlineHead + clause(inline) + order,
+      prepared: around(head + clause(prepared) + order),
+      inline: around(inlineHead + clause(inline) + order),
       params,
     };
   }
   params.push(Math.trunc(options.limit));
   return {
-    prepared: `${head}${clause(prepared)}${order} limit $${params.length}`,
-    inline: `${inlineHead}${clause(inline)}${order} limit ?`,
+    prepared: around(`${head}${clause(prepared)}${order} limit $${params.length}`),
+    inline: around(`${inlineHead}${clause(inline)}${order} limit ?`),
     params,
   };
 }

@@ -152,6 +152,42 @@ describe('listing invoices', () => {
     expect(nodes).toEqual(alone);
   });
 
+  it('pages backwards with items, settlements and customers as it pages forwards', async () => {
+    // given a page whose parts are read once for the page (grouped by invoice, then joined to it)
+    const page = `query ($first: Int, $last: Int, $before: String, $filter: InvoiceFilter) {
+      invoices(first: $first, last: $last, before: $before, filter: $filter) {
+        edges { cursor node { memo items { title amount } settlements { amount } customer { name } } }
+      }
+    }`;
+    const nodes = async (variables: Record<string, unknown>) =>
+      (await f.gql(env, page, variables)).invoices.edges;
+
+    // when the invoices are read forwards, and then backwards: the last four, and two before the fifth
+    const forwards = await nodes({ first: 50 });
+    const lastFour = await nodes({ last: 4 });
+    const twoBefore = await nodes({ last: 2, before: forwards[4].cursor });
+    const bobs = await nodes({ last: 50, filter: { customerId: bob } });
+
+    // then each backward page holds the same invoices with the same parts, in creation order
+    expect(forwards.map((edge: any) => edge.node.memo)).toEqual([
+      'draft',
+      'unpaid',
+      'partly',
+      'paid',
+      'overpaid',
+      'credit',
+    ]);
+    expect(forwards[2].node).toEqual({
+      memo: 'partly',
+      items: [{ title: 'Plan', amount: 1000 }],
+      settlements: [{ amount: 1 }],
+      customer: { name: 'Bob' },
+    });
+    expect(lastFour).toEqual(forwards.slice(2));
+    expect(twoBefore).toEqual(forwards.slice(2, 4));
+    expect(bobs.map((edge: any) => edge.node)).toEqual(forwards.slice(2, 4).map((edge: any) => edge.node));
+  });
+
   it('reads one invoice by id, and null for an unknown one', async () => {
     const [row] = await t.sql<{ id: string }>("select id from invoice where memo = 'partly'");
     const data = await f.gql(

@@ -222,7 +222,7 @@ export class InvoiceReads {
   /**
    * The page's read: the invoices alone (leanFind) or, when `parts` asks for more or for fewer columns,
    * one statement that builds each invoice as JSON of the columns its selection reads, with its items,
-   * settlements and customer (correlated subqueries, as PostGraphile reads a page). What it brings goes
+   * settlements and customer (read once for the page: see buildPageStatement). What it brings goes
    * with its invoice (pageRows) for the selection's fields to find; whole rows (a selection with a field
    * that does not say what it reads) also prime the request's loaders, as leanFind's rows would.
    */
@@ -230,15 +230,17 @@ export class InvoiceReads {
     const statement = pageStatement(this.ctx.em, parts);
     if (!statement) return undefined;
     const { em } = this.ctx;
-    const { select, invoiceJson, itemJson, settlementJson, customerJson, children, customers } = statement;
+    const { select, aroundPage, invoiceJson, itemJson, settlementJson, customerJson, children, customers } =
+      statement;
     const { wholeItems, wholeSettlements, wholeCustomers } = statement;
     const loaders = this.ctx.loaders.of(invoiceLoaders);
     const customerById = this.ctx.loaders.of(customerLoaders).byId;
     return async (
       filter: LeanFilter<Invoice>,
       options: { orderBy: 'id'; descending: boolean; limit: number },
-    ): Promise<Readonly<Invoice>[]> =>
-      leanSelect(em, InvoiceSchema, filter, { ...options, select }, (row) => {
+    ): Promise<Readonly<Invoice>[]> => {
+      const around = aroundPage && ((page: string) => aroundPage(page, options.descending));
+      return leanSelect(em, InvoiceSchema, filter, { ...options, select, around }, (row) => {
         const read = invoiceJson.revive(row.invoice as unknown[]);
         if (!children && !customers) return read;
         const brought: PageRow = {};
@@ -258,6 +260,7 @@ export class InvoiceReads {
         pageRows.set(read, brought);
         return read;
       });
+    };
   }
 }
 
@@ -297,27 +300,63 @@ function buildPageStatement(em: ServiceContext['em'], parts: InvoicePageParts) {
   const wholeItems = itemJson === jsonShape(em, InvoiceItemSchema);
   const wholeSettlements = settlementJson === jsonShape(em, SettlementSchema);
   const wholeCustomers = customerJson === jsonShape(em, CustomerSchema);
-  const childRows = (table: string, shape: string) =>
-    `(select coalesce(json_agg(${shape} order by "c"."id"), '[]'::json) from ${table} as "c" ` +
-    `where "c"."environment_id" = ${invoice}."environment_id" and "c"."invoice_id" = ${invoice}."id")`;
-  const select = [
-    `${invoiceJson.object(invoice)} as "invoice"`,
-    ...(parts.items !== undefined
-      ? [`${childRows(tableOf(em, InvoiceItemSchema), itemJson.object('"c"'))} as "items"`]
-      : []),
+  const invoiceRow = `${invoiceJson.object(invoice)} as "invoice"`;
+  // With items, settlements or a customer, the page's invoices are read first ("page") and those once for
+  // the whole page, grouped by invoice: a subquery per invoice ran its scan once per invoice (on a small
+  // table a scan of all its rows each time, the planner's choice), a quarter of the statement's CPU.
+  const draftsOnly = parts.customer === undefined;
+  const select =
+    children || customers
+      ? [
+          invoiceRow,
+          `${invoice}."id"`,
+          `${invoice}."environment_id"`,
+          `${invoice}."customer_id"`,
+          ...(customers && draftsOnly ? [`${invoice}."customer_snapshot" is null as "draft"`] : []),
+        ].join(', ')
+      : invoiceRow;
+  const childRows = (table: string, shape: string, alias: string) =>
+    `left join (select "c"."invoice_id", "c"."environment_id", json_agg(${shape} order by "c"."id") as "rows" ` +
+    `from ${table} as "c" where "c"."invoice_id" = any(array(select "id" from "page")) ` +
+    `group by "c"."invoice_id", "c"."environment_id") as "${alias}" ` +
+    `on "${alias}"."invoice_id" = "page"."id" and "${alias}"."environment_id" = "page"."environment_id"`;
+  const columns = [
+    '"page"."invoice"',
+    ...(parts.items !== undefined ? [`coalesce("page_items"."rows", '[]'::json) as "items"`] : []),
     ...(parts.settlements !== undefined
-      ? [`${childRows(tableOf(em, SettlementSchema), settlementJson.object('"c"'))} as "settlements"`]
+      ? [`coalesce("page_settlements"."rows", '[]'::json) as "settlements"`]
       : []),
     ...(customers
       ? [
-          `(select ${customerJson.object('"c"')} from ${tableOf(em, CustomerSchema)} as "c" ` +
-            `where "c"."environment_id" = ${invoice}."environment_id" and "c"."id" = ${invoice}."customer_id"` +
-            `${parts.customer !== undefined ? '' : ` and ${invoice}."customer_snapshot" is null`}) as "customer"`,
+          `case when "page_customer"."id" is not null then ${customerJson.object('"page_customer"')} end ` +
+            'as "customer"',
         ]
       : []),
   ].join(', ');
+  const joins = [
+    ...(parts.items !== undefined
+      ? [childRows(tableOf(em, InvoiceItemSchema), itemJson.object('"c"'), 'page_items')]
+      : []),
+    ...(parts.settlements !== undefined
+      ? [childRows(tableOf(em, SettlementSchema), settlementJson.object('"c"'), 'page_settlements')]
+      : []),
+    ...(customers
+      ? [
+          `left join ${tableOf(em, CustomerSchema)} as "page_customer" ` +
+            `on "page_customer"."environment_id" = "page"."environment_id" and "page_customer"."id" = "page"."customer_id"` +
+            `${draftsOnly ? ' and "page"."draft"' : ''}`,
+        ]
+      : []),
+  ].join(' ');
+  const aroundPage =
+    children || customers
+      ? (page: string, descending: boolean) =>
+          `with "page" as (${page}) select ${columns} from "page" ${joins} ` +
+          `order by "page"."id"${descending ? ' desc' : ''}`
+      : undefined;
   return {
     select,
+    aroundPage,
     invoiceJson,
     itemJson,
     settlementJson,
