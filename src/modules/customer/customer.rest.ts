@@ -28,7 +28,10 @@ export const CustomerResponse = z
 export const billingAddressResponse = (address: Customer['billingAddress']) =>
   Object.fromEntries(BILLING_ADDRESS_FIELDS.map((field) => [field, address[field] ?? null]));
 
-export const customerResponse = (customer: Customer): z.infer<typeof CustomerResponse> => ({
+/** A customer as its REST answer (and the events about it) show it. */
+export type CustomerAnswer = z.infer<typeof CustomerResponse>;
+
+export const customerResponse = (customer: Customer): CustomerAnswer => ({
   id: customer.id,
   name: customer.name,
   handle: customer.handle ?? null,
@@ -80,8 +83,9 @@ export const customerRoutes: Route[] = [
     response: { status: 200, description: 'The updated customer', schema: CustomerResponse },
     handler: async ({ ctx, params, body }) => {
       const input = parseInput(CustomerPatchBody, withoutReadOnly(body, CUSTOMER_READ_ONLY_FIELDS));
-      const customer = await new CustomerService(ctx).update(params.customerId as string, input);
-      return { status: 200, body: customerResponse(customer) };
+      // When the customer changed, the answer is the one its `customer.updated` event carries, built once.
+      const { answer } = await new CustomerService(ctx).updateAnswered(params.customerId as string, input);
+      return { status: 200, body: answer };
     },
   },
   listRoute({

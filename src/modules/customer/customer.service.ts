@@ -18,7 +18,7 @@ import {
 } from './customer.entity.ts';
 import type { CustomerCreateInput, CustomerUpdateInput } from './customer.input.ts';
 import { customerLoaders } from './customer.reads.ts';
-import { customerResponse } from './customer.rest.ts';
+import { type CustomerAnswer, customerResponse } from './customer.rest.ts';
 
 /** Narrows a list of customers; every condition given must hold. */
 export type CustomerFilter = {
@@ -141,6 +141,17 @@ export class CustomerService {
 
   /** Applies the fields present in `input`; `null` clears a field, an absent one stays. */
   async update(id: string, input: CustomerUpdateInput): Promise<Customer> {
+    return (await this.updateAnswered(id, input)).customer;
+  }
+
+  /**
+   * update, with the customer as its REST answer shows it: when it changed, the very object its
+   * `customer.updated` event carries (built once).
+   */
+  async updateAnswered(
+    id: string,
+    input: CustomerUpdateInput,
+  ): Promise<{ customer: Customer; answer: CustomerAnswer }> {
     const { em, environmentId } = this.ctx;
     // A lean read and write (writeChange, with the audit event and the event): no unit of work.
     const [row] = await leanFind(em, CustomerSchema, { id, environmentId });
@@ -152,29 +163,30 @@ export class CustomerService {
       ...customerTaxIdentity(customer, { taxIds, taxExempt }),
       billingAddress: billingAddress === undefined ? undefined : { ...emptyAddress(), ...billingAddress },
     } as Partial<Customer>);
-    if (Object.keys(set).length === 0) return customer;
+    if (Object.keys(set).length === 0) return { customer, answer: customerResponse(customer) };
     customer.updatedAt = new Date();
+    const answer = customerResponse(customer);
     await writeChange(
       em,
       environmentId,
       {
         updated: [{ entity: CustomerSchema, key: customer, set: { ...set, updatedAt: customer.updatedAt } }],
-        events: [this.event('customer.updated', customer)],
+        events: [this.event('customer.updated', answer)],
       },
       DUPLICATE_HANDLE,
     );
     // Later reads of this request see what was written.
     this.ctx.loaders.forget(customerLoaders);
     this.ctx.loaders.of(customerLoaders).byId.prime(id, customer);
-    return customer;
+    return { customer, answer };
   }
 
-  private event(type: 'customer.created' | 'customer.updated', customer: Customer): EventInput {
-    return { type, objectType: 'customer', objectId: customer.id, data: customerResponse(customer) };
+  private event(type: 'customer.created' | 'customer.updated', answer: CustomerAnswer): EventInput {
+    return { type, objectType: 'customer', objectId: answer.id, data: answer };
   }
 
   private recordEvent(type: 'customer.created' | 'customer.updated', customer: Customer): void {
-    recordEvent(this.ctx.em, this.ctx.environmentId, this.event(type, customer));
+    recordEvent(this.ctx.em, this.ctx.environmentId, this.event(type, customerResponse(customer)));
   }
 
   private flush(): Promise<void> {

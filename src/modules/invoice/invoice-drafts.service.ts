@@ -8,7 +8,7 @@ import { writeTogether } from '../../db/tenant-transaction.ts';
 import { DomainError, type FieldIssue, type FieldPath } from '../../errors.ts';
 import { BilledPeriodSchema } from '../billing/billing-run.entity.ts';
 import { billable, CustomerService } from '../customer/customer.service.ts';
-import { type EventInput, recordEvent, writeChange } from '../event/event.service.ts';
+import { recordEvent, writeChange } from '../event/event.service.ts';
 import { ProductSchema } from '../product/product.entity.ts';
 import { ProrationLineSchema } from '../subscription/subscription.entity.ts';
 import { TaxCodeSchema } from '../tax/tax-code.entity.ts';
@@ -20,7 +20,7 @@ import {
 } from './invoice.arithmetic.ts';
 import { assertDraft, changeInvoice, customerSummary, type ItemFields, totalsOf } from './invoice.change.ts';
 import { type Invoice, type InvoiceItem, InvoiceItemSchema, InvoiceSchema } from './invoice.entity.ts';
-import { invoiceEvent } from './invoice.events.ts';
+import { answerEvent } from './invoice.events.ts';
 import {
   type InvoiceCreateInput,
   type InvoiceItemInput,
@@ -28,8 +28,12 @@ import {
   type InvoiceUpdateInput,
   MAX_LINES_PER_INVOICE,
 } from './invoice.input.ts';
-import { invoiceLoaders } from './invoice.reads.ts';
+import { type InvoiceDocument, invoiceLoaders } from './invoice.reads.ts';
+import { type InvoiceAnswer, invoiceResponse } from './invoice.rest.ts';
 import { applyTaxPolicy, customerWithTaxRounding, retaxDraft, taxPolicyOf } from './invoice-tax.service.ts';
+
+/** Rows in id order: the order every read of an invoice's lines gives. */
+const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
 
 /** The due date the customer's payment term gives, reported at `date` when it would pass year 9999. */
 function dueDateOf(date: string, paymentTerm: string | null | undefined): string | null {
@@ -90,60 +94,65 @@ export class InvoiceDraftService {
    * has pending, and the caller goes on with the managed invoice (booking it).
    */
   async create(input: InvoiceCreateInput, links: readonly ItemLink[] = []): Promise<Invoice> {
+    if (links.length === 0) return (await this.createAnswered(input)).invoice;
     const { em, environmentId } = this.ctx;
-    const created =
-      links.length === 0
-        ? await (async () => {
-            const { invoice, lines, event } = await this.draftRows(input, links);
-            await writeChange(em, environmentId, {
-              created: [
-                { entity: InvoiceSchema, rows: [invoice] },
-                { entity: InvoiceItemSchema, rows: lines },
-              ],
-              events: [event],
-            });
-            this.ctx.loaders.of(invoiceLoaders).byId.prime(invoice.id, invoice);
-            return { invoice, lines };
-          })()
-        : await (async () => {
-            const { draft, items, lineOf, createdEvent } = await this.drafted(input, links);
-            // Only writes: in a REST request's transaction they need no savepoint (writeTogether).
-            return writeTogether(em, async (tx) => {
-              const invoice = tx.create(InvoiceSchema, draft);
-              const lines = items.map((item, index) =>
-                tx.create(InvoiceItemSchema, lineOf(item, index, invoice.id)),
-              );
-              recordEvent(tx, environmentId, createdEvent(invoice, lines));
-              return { invoice, lines };
-            });
-          })();
-    // What the transaction wrote is what a read would find: the document needs no further queries.
-    const byId = (a: InvoiceItem, b: InvoiceItem) => (a.id < b.id ? -1 : 1);
-    this.ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.prime(created.invoice.id, created.lines.sort(byId));
-    this.ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.prime(created.invoice.id, []);
-    return created.invoice;
+    const { draft, items, lineOf, created } = await this.drafted(input, links);
+    // Only writes: in a REST request's transaction they need no savepoint (writeTogether).
+    const { invoice, document } = await writeTogether(em, async (tx) => {
+      const invoice = tx.create(InvoiceSchema, draft);
+      const lines = items.map((item, index) => tx.create(InvoiceItemSchema, lineOf(item, index, invoice.id)));
+      const { document, answer } = created(invoice, lines);
+      recordEvent(tx, environmentId, answerEvent('invoice.created', answer));
+      return { invoice, document };
+    });
+    this.primeLoaders(document);
+    return invoice;
+  }
+
+  /**
+   * A new draft of the API (create without links) with its answer: the invoice as its REST answer shows
+   * it, the very object its `invoice.created` event carries, built once from the rows written.
+   */
+  async createAnswered(input: InvoiceCreateInput): Promise<{ invoice: Invoice; answer: InvoiceAnswer }> {
+    const { em, environmentId } = this.ctx;
+    const { invoice, lines, document, answer, event } = await this.draftRows(input, []);
+    await writeChange(em, environmentId, {
+      created: [
+        { entity: InvoiceSchema, rows: [invoice] },
+        { entity: InvoiceItemSchema, rows: lines },
+      ],
+      events: [event],
+    });
+    this.ctx.loaders.of(invoiceLoaders).byId.prime(invoice.id, invoice);
+    this.primeLoaders(document);
+    return { invoice, answer };
+  }
+
+  /** What the transaction wrote is what a read would find: the new draft's reads need no further queries. */
+  private primeLoaders({ invoice, items }: InvoiceDocument): void {
+    this.ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.prime(invoice.id, items);
+    this.ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.prime(invoice.id, []);
   }
 
   /**
    * A new draft made in memory as create writes it, nothing written or tracked: the invoice and its lines
-   * (newRow) and its `invoice.created` event. An API draft's are written at once (create); a billing
-   * batch's set-based booking writes its drafts together with the batch's others.
+   * (newRow), its document and answer as reads would show them, and its `invoice.created` event. An API
+   * draft's are written at once (create); a billing batch's set-based booking writes its drafts together
+   * with the batch's others.
    */
-  async draftRows(
-    input: InvoiceCreateInput,
-    links: readonly ItemLink[],
-  ): Promise<{ invoice: Invoice; lines: InvoiceItem[]; event: EventInput }> {
+  async draftRows(input: InvoiceCreateInput, links: readonly ItemLink[]) {
     const { em } = this.ctx;
-    const { draft, items, lineOf, createdEvent } = await this.drafted(input, links);
+    const { draft, items, lineOf, created } = await this.drafted(input, links);
     const invoice = newRow(em, InvoiceSchema, draft);
     const lines = items.map((item, index) => newRow(em, InvoiceItemSchema, lineOf(item, index, invoice.id)));
-    return { invoice, lines, event: createdEvent(invoice, lines) };
+    const { document, answer } = created(invoice, lines);
+    return { invoice, lines, document, answer, event: answerEvent('invoice.created', answer) };
   }
 
   /**
    * What a new draft is (create): the invoice's fields (its lines' in `items`), how each line's row is
-   * made, and its `invoice.created` event. An API draft (no links) reads the customer lean, with the
-   * environment's tax rounding; a run's, through the loaders its batch primed.
+   * made, and what it is once made (`created`: its document and answer). An API draft (no links) reads
+   * the customer lean, with the environment's tax rounding; a run's, through the loaders its batch primed.
    */
   private async drafted(input: InvoiceCreateInput, links: readonly ItemLink[]) {
     const { em, environmentId } = this.ctx;
@@ -188,14 +197,18 @@ export class InvoiceDraftService {
       prorationLineId: links[index]?.prorationLineId ?? null,
       ...item,
     });
-    const createdEvent = (invoice: Invoice, lines: InvoiceItem[]): EventInput =>
-      invoiceEvent('invoice.created', {
+    // The new draft as every read finds it (its lines in id order, no settlements) and its answer: the
+    // `invoice.created` event's data and the REST answer are one object, so their items share one order.
+    const created = (invoice: Invoice, lines: readonly InvoiceItem[]) => {
+      const document: InvoiceDocument = {
         invoice,
         customer: customerSummary(customer),
-        items: lines,
+        items: lines.toSorted(byId),
         settlements: [],
-      });
-    return { draft, items, lineOf, createdEvent };
+      };
+      return { document, answer: invoiceResponse(document) };
+    };
+    return { draft, items, lineOf, created };
   }
 
   /** Changes the date, due date, memo or currency of a draft. */

@@ -5,7 +5,7 @@ import { type EventInput, recordEvent } from '../event/event.service.ts';
 import { customerSummary } from './invoice.change.ts';
 import { type Invoice, InvoiceItemSchema, SettlementSchema } from './invoice.entity.ts';
 import type { InvoiceDocument } from './invoice.reads.ts';
-import { invoiceResponse } from './invoice.rest.ts';
+import { type InvoiceAnswer, invoiceResponse } from './invoice.rest.ts';
 
 /**
  * Records an event about an invoice or credit note, carrying it as its REST answer shows it, read
@@ -29,6 +29,10 @@ export async function recordInvoiceEvent(
 
 /** The event about an invoice or credit note: the invoice as its REST answer shows it. */
 export function invoiceEvent(type: EventType, document: InvoiceDocument): EventInput {
-  const { invoice } = document;
-  return { type, objectType: invoice.type, objectId: invoice.id, data: invoiceResponse(document) };
+  return answerEvent(type, invoiceResponse(document));
+}
+
+/** The event carrying `answer`: an invoice or credit note as its REST answer shows it (invoiceResponse). */
+export function answerEvent(type: EventType, answer: InvoiceAnswer): EventInput {
+  return { type, objectType: answer.type, objectId: answer.id, data: answer };
 }

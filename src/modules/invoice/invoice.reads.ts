@@ -10,6 +10,7 @@ import {
   type PageArgs,
   type Sort,
 } from '../../db/pagination.ts';
+import { DomainError } from '../../errors.ts';
 import { type Customer, CustomerSchema } from '../customer/customer.entity.ts';
 import { customerLoaders } from '../customer/customer.reads.ts';
 import type { InvoiceSeller } from '../seller/seller.entity.ts';
@@ -70,6 +71,9 @@ type PageRow = {
   customer?: Readonly<Customer> | null;
 };
 const pageRows = new WeakMap<object, PageRow>();
+
+/** What an invoice's document (read) brings with it: its lines and settlements, and a draft's live customer. */
+const DOCUMENT_PARTS: InvoicePageParts = { items: null, settlements: null, draftCustomer: true };
 
 /** An invoice with everything its documents show (contract 2.1). */
 export type InvoiceDocument = {
@@ -153,14 +157,19 @@ export class InvoiceReads {
     return { invoice, customer, items, settlements };
   }
 
+  /**
+   * The invoice `id` with its lines, settlements and (a draft's) live customer, all read in one statement:
+   * the page's read of one invoice (pageRead), whose parts then answer from the request's loaders.
+   */
   async read(id: string): Promise<InvoiceDocument> {
-    // The id is all the lines and settlements need: they load alongside the invoice, not after it.
-    const [invoice, items, settlements] = await Promise.all([
-      this.get(id),
-      this.ctx.loaders.of(invoiceLoaders).itemsByInvoiceId.load(id),
-      this.ctx.loaders.of(invoiceLoaders).settlementsByInvoiceId.load(id),
-    ]);
-    return { invoice, customer: await this.customerOf(invoice), items, settlements };
+    // The document's parts are asked for, so there is a page statement for them.
+    const readPage = this.pageRead(DOCUMENT_PARTS) as PageReader;
+    const [invoice] = await readPage(
+      { environmentId: this.ctx.environmentId, id },
+      { orderBy: 'id', descending: false, limit: 1 },
+    );
+    if (!invoice) throw DomainError.notFound('Invoice', id);
+    return this.document(invoice as Invoice);
   }
 
   /** The invoice with what its PDF names besides: the seller, and the invoice a credit note credits. */
@@ -263,6 +272,9 @@ export class InvoiceReads {
     };
   }
 }
+
+/** A page's read, when its parts need a statement of their own (see pageRead). */
+type PageReader = NonNullable<ReturnType<InvoiceReads['pageRead']>>;
 
 /** What a page's statement is built of (see pageRead), the same for every page read with the same parts. */
 type PageStatement = ReturnType<typeof buildPageStatement>;

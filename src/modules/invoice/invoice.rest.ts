@@ -94,12 +94,15 @@ const settlementResponse = (settlement: Settlement): z.infer<typeof SettlementRe
   note: settlement.note ?? null,
 });
 
+/** An invoice or credit note as its REST answer (and the events about it) show it. */
+export type InvoiceAnswer = z.infer<typeof InvoiceResponse>;
+
 export const invoiceResponse = ({
   invoice,
   customer,
   items,
   settlements,
-}: InvoiceDocument): z.infer<typeof InvoiceResponse> => ({
+}: InvoiceDocument): InvoiceAnswer => ({
   id: invoice.id,
   handle: invoice.handle ?? null,
   type: invoice.type,
@@ -141,12 +144,9 @@ export const invoiceRoutes: Route[] = [
     response: { status: 201, description: 'The new draft invoice', schema: InvoiceResponse },
     handler: async ({ ctx, body }) => {
       const input = parseInput(InvoiceCreateBody, withoutReadOnly(body, INVOICE_READ_ONLY_FIELDS));
-      const invoice = await new InvoiceDraftService(ctx).create(input);
-      return {
-        status: 201,
-        headers: { location: `/invoices/${invoice.id}` },
-        body: invoiceResponse(await new InvoiceReads(ctx).document(invoice)),
-      };
+      // The answer is the one the `invoice.created` event carries, built once.
+      const { invoice, answer } = await new InvoiceDraftService(ctx).createAnswered(input);
+      return { status: 201, headers: { location: `/invoices/${invoice.id}` }, body: answer };
     },
   },
   {
