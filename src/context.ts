@@ -72,14 +72,15 @@ export function createJobContext(
  * Runs one request's database work in its environment's transaction, on a request context whose
  * EntityManager and dataloaders belong to that transaction. `readOnly`: a plain read, which a
  * replica may serve (DATABASE_REPLICA_URLS). `atomic`: the request succeeds or fails as a whole (a
- * REST request), so work directly in its transaction takes no savepoint (markAtomic); its one
- * transaction then runs on the context's own EntityManager (authenticate's fork, which has loaded
- * no entity) rather than on a fork of it.
+ * REST request), so work directly in its transaction takes no savepoint (markAtomic). `only`: this is
+ * the request's one transaction (a REST request's, a GraphQL query's; not a mutation field's): it
+ * then runs on the context's own EntityManager (authenticate's fork, which has loaded no entity)
+ * rather than on a fork of it.
  */
 export function inRequestTransaction<T>(
   ctx: RequestContext,
   work: (ctx: RequestContext) => Promise<T>,
-  options: { readOnly?: boolean; atomic?: boolean } = {},
+  options: { readOnly?: boolean; atomic?: boolean; only?: boolean } = {},
 ): Promise<T> {
   return inEnvironment(
     ctx.em,
@@ -89,7 +90,7 @@ export function inRequestTransaction<T>(
       return work(createRequestContext(tx, ctx.environmentId, ctx.token));
     },
     options.readOnly ? { tokenId: ctx.token.id } : undefined,
-    { ownFork: options.atomic === true },
+    { ownFork: options.atomic === true || options.only === true },
   );
 }
 

@@ -86,13 +86,28 @@ async function end(tx: EntityManager, how: 'commit' | 'rollback'): Promise<void>
   if (!trx) return;
   const connection = tx.getConnection('write');
   if (how === 'commit') {
-    await tx.flush();
+    if (holdsEntities(tx)) await tx.flush();
     await connection.commit(trx);
   } else {
     await connection.rollback(trx);
     tx.getUnitOfWork().clearActionsQueue();
   }
   tx.resetTransactionContext();
+}
+
+/**
+ * Whether `em`'s unit of work holds an entity a flush could write: one it manages (loaded or flushed),
+ * persisted or removed. Work that reads and writes through lean statements leaves it empty, and the
+ * flush of an empty unit of work (its flush events, change sets computed over nothing) writes nothing.
+ */
+function holdsEntities(em: EntityManager): boolean {
+  const uow = em.getUnitOfWork();
+  return (
+    uow.getPersistStack().size > 0 ||
+    uow.getRemoveStack().size > 0 ||
+    uow.getOrphanRemoveStack().size > 0 ||
+    !uow.getIdentityMap()[Symbol.iterator]().next().done
+  );
 }
 
 /** Runs `work` in `tx`'s open transaction, then commits it (rolls back when asked to or when it throws). */

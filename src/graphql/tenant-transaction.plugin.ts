@@ -14,8 +14,14 @@ type Execute = (args: ExecutionArgs) => Promise<ExecutionResult>;
 /**
  * Runs `execute` in the environment's transaction, with a context whose EntityManager is that
  * transaction's; past the request's deadline it is answered TIMEOUT and the transaction rolled back.
+ * `options` as inRequestTransaction's.
  */
-const inTransaction = (execute: Execute, args: ExecutionArgs, deadline: Deadline, readOnly = false) =>
+const inTransaction = (
+  execute: Execute,
+  args: ExecutionArgs,
+  deadline: Deadline,
+  options: { readOnly?: boolean; only?: boolean } = {},
+) =>
   inRequestTransaction(
     args.contextValue as Context,
     (tx) =>
@@ -33,7 +39,7 @@ const inTransaction = (execute: Execute, args: ExecutionArgs, deadline: Deadline
         },
         deadline.endsAt - Date.now(),
       ),
-    { readOnly },
+    options,
   );
 
 /**
@@ -91,9 +97,10 @@ export function useTenantTransaction(
         );
         const fields = splitMutation(executeArgs);
         if (!fields) {
-          // Only a query is a plain read (a replica may serve it).
+          // Only a query is a plain read (a replica may serve it). Its one transaction runs on the
+          // request's own EntityManager: a fork of it would cost a second EntityManager for nothing.
           const query = operationOf(executeArgs.document, executeArgs.operationName)?.operation === 'query';
-          return inTransaction(execute, executeArgs, deadline, query);
+          return inTransaction(execute, executeArgs, deadline, { readOnly: query, only: true });
         }
         // Its reads wait for a replica to have replayed what it wrote.
         return executeFieldByField(execute, fields, deadline).finally(() =>

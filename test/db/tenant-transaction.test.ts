@@ -52,6 +52,38 @@ describe('inEnvironment: the transaction a request works in', () => {
     expect(await taxCodes(env, 'FLUSHED')).toBe(1);
   });
 
+  it('commits a change to an entity the work loaded, which it neither persisted nor flushed', async () => {
+    // given a tax code
+    await inEnvironment(t.orm.em.fork(), env.id, async (tx) => persistTaxCode(tx, env.id, 'LOADED'));
+    // when work loads it and changes it, and nothing else
+    await inEnvironment(t.orm.em.fork(), env.id, async (tx) => {
+      const taxCode = await tx.findOneOrFail(TaxCodeSchema, { environmentId: env.id, code: 'LOADED' });
+      taxCode.code = 'CHANGED';
+    });
+    // then the commit flushed the change
+    expect(await taxCodes(env, 'LOADED')).toBe(0);
+    expect(await taxCodes(env, 'CHANGED')).toBe(1);
+  });
+
+  it('commits work that left its unit of work empty, and writes no audit row for it', async () => {
+    const auditRows = async () =>
+      (await t.sql('select 1 from audit_event where environment_id = $1', [env.id])).length;
+    const before = await auditRows();
+    // when work only reads and writes with statements of its own
+    const rows = await inEnvironment(t.orm.em.fork(), env.id, async (tx) => {
+      await tx.execute(
+        `insert into tax_code (id, environment_id, code, rate, created_at, updated_at)
+         values (?, ?, 'STATEMENT', 5, now(), now())`,
+        [newId(), env.id],
+      );
+      return tx.execute<{ code: string }[]>(`select code from tax_code where code = 'STATEMENT'`);
+    });
+    // then its statements committed, and nothing else was written
+    expect(rows).toEqual([{ code: 'STATEMENT' }]);
+    expect(await taxCodes(env, 'STATEMENT')).toBe(1);
+    expect(await auditRows()).toBe(before);
+  });
+
   it('rolls back when marked rollback-only, and when the work throws, without keeping a connection', async () => {
     // when work marked rollback-only persists, and failing work persists and flushes, more times than
     // the pool has connections
