@@ -52,7 +52,7 @@ export async function startWorker(
     Config,
     'BILLING_RUN_SCHEDULE' | 'JOB_CONCURRENCY' | 'EVENT_RETENTION_DAYS' | 'SMTP_URL' | 'MAIL_FROM'
   > &
-    Partial<Pick<Config, 'BILLING_CONCURRENCY'>> &
+    Partial<Pick<Config, 'BILLING_CONCURRENCY' | 'BILLING_HELPERS'>> &
     Parameters<typeof webhookSettings>[0],
   { orm, ownerUrl, logger }: { orm: MikroORM; ownerUrl: string; logger: Logger },
 ): Promise<JobRunner> {
@@ -77,6 +77,7 @@ export async function startWorker(
       settings: {
         eventRetentionDays: config.EVENT_RETENTION_DAYS,
         billingConcurrency: config.BILLING_CONCURRENCY,
+        billingHelpers: config.BILLING_HELPERS,
         mail: config.SMTP_URL ? { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM } : null,
         webhooks,
       },
