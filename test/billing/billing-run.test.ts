@@ -258,7 +258,7 @@ describe('the server bills on schedule by itself', () => {
         DATABASE_URL: t.databaseUrl,
         BILLING_RUN_SCHEDULE: '0 * * * *',
         BILLING_HELPERS: '1',
-        LOG_LEVEL: 'debug',
+        LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -91,7 +91,7 @@ export function billingTasks({ orm, logger, settings }: JobDependencies): Record
           logger.debug({ environmentId, runId, customersDone }, 'billing run help progress'),
       });
       if (customersDone === null)
-        logger.debug({ environmentId, runId }, 'billing run help: the run had ended');
+        logger.info({ environmentId, runId }, 'billing run help: the run had ended');
       else logger.info({ environmentId, runId, customersDone }, 'billing run help finished');
     },
   };
