@@ -412,11 +412,13 @@ export class BillingRunService {
               ? 'interrupted'
               : 'succeeded');
         run.finishedAt = new Date();
+        // The hand-out point is the run's own bookkeeping, not part of what it tells.
+        const { handedOutAfter: _, ...finished } = run;
         recordEvent(tx, run.environmentId, {
           type: 'billing_run.finished',
           objectType: 'billing_run',
           objectId: run.id,
-          data: { ...run },
+          data: finished,
         });
         return run;
       }),
