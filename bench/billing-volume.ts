@@ -11,11 +11,16 @@
  * and prints seconds, invoices per hour, ms per invoice (wall, and the CPU of Node and of PostgreSQL) and the curve (ms per invoice relative to the
  * smallest size: a linear run stays near 1). BENCH_BATCH=n bills n customers per transaction instead of
  * the run's default (BILLING_BATCH); BILLING_CONCURRENCY=n bills n batches at once (the server's setting,
- * default 1).
+ * default 1). BILLING_PROCESSES=n splits each run over n processes: this one leads it, and n-1 job workers
+ * (`npm run worker`, started once, one job at a time each) take the `billing-run-help` jobs the run asks
+ * for, as a server's scheduled run does with BILLING_HELPERS; Node's CPU is then all n processes', and the
+ * checks add that the run's counts cover every customer and say how many each process billed.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
 import pg from 'pg';
 import { pino } from 'pino';
 import { createApp } from '../src/app.ts';
@@ -24,10 +29,12 @@ import { loadConfig } from '../src/config.ts';
 import { createJobContext } from '../src/context.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, openOrm } from '../src/db/orm.ts';
+import { BILLING_HELP_TASK } from '../src/modules/billing/billing.jobs.ts';
 import { BillingRunService } from '../src/modules/billing/billing-run.service.ts';
 import { entities } from '../src/modules/registry.ts';
+import { startFlags } from './child.ts';
 import { createdId, graphqlCaller } from './graphql-client.ts';
-import { postgresCpu, postmasterOf } from './proc-cpu.ts';
+import { cpuOf, postgresCpu, postmasterOf } from './proc-cpu.ts';
 
 const sizes = (process.argv[2] ?? '1000,10000,100000').split(',').map(Number);
 const asOf = new Date('2026-03-01T00:00:00Z');
@@ -39,6 +46,55 @@ const owner = await openOrm(database.url, { entities, poolMax: 1, owner: true })
 const orm = await openOrm(database.url, { entities, poolMax: 10 });
 const sql = new pg.Client({ connectionString: database.url });
 await sql.connect();
+
+/** The job workers that help each run (BILLING_PROCESSES - 1), and what each has printed. */
+const processes = Math.max(1, Number(process.env.BILLING_PROCESSES ?? 1));
+const helpers: { child: ChildProcess; output: string }[] = [];
+let jobs: WorkerUtils | null = null;
+
+/** Starts the helpers' workers on the migrated database, and waits until each says it runs. */
+async function startHelpers(): Promise<void> {
+  const workerScript = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'src', 'worker.ts');
+  for (let n = 1; n < processes; n++) {
+    const child = spawn(process.execPath, [...(await startFlags()), workerScript], {
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url,
+        BILLING_RUN_SCHEDULE: 'off',
+        JOB_CONCURRENCY: '1',
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const helper = { child, output: '' };
+    child.stdout?.on('data', (chunk) => (helper.output += chunk));
+    child.stderr?.on('data', (chunk) => (helper.output += chunk));
+    helpers.push(helper);
+  }
+  for (let tries = 0; helpers.some(({ output }) => !output.includes('job worker running')); tries++) {
+    const gone = helpers.find(({ child }) => child.exitCode !== null);
+    if (gone || tries > 600)
+      throw new Error(`a helper's worker did not start:\n${(gone ?? helpers[0])?.output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  if (helpers.length > 0) jobs = await makeWorkerUtils({ connectionString: database.url });
+}
+
+/** The customers each helper said it billed of run `runId` (its `billing run help finished` log line). */
+function helpedBy(runId: string): number[] {
+  return helpers.map(({ output }) => {
+    const line = output
+      .split('\n')
+      .find((text) => text.includes('"billing run help finished"') && text.includes(runId));
+    return line ? Number(JSON.parse(line).customersDone) : 0;
+  });
+}
+
+/** CPU (ms) of the helpers' processes. */
+async function helpersCpu(): Promise<number> {
+  const cpus = await Promise.all(helpers.map(({ child }) => cpuOf(child.pid as number)));
+  return cpus.reduce((sum, cpu) => sum + (cpu ? cpu.user + cpu.system : 0), 0);
+}
 
 /** A time-ordered (v7) UUID made in SQL from a millisecond timestamp, as the application's ids are. */
 await sql.query(`create function pg_temp.bench_uuid7(ms bigint) returns uuid language sql as $$
@@ -220,14 +276,33 @@ async function measure(customers: number) {
   }
   const started = process.hrtime.bigint();
   const cpuStarted = process.cpuUsage();
+  const helpersCpuStarted = await helpersCpu();
   const postgresStarted = await postgresCpu(postmaster);
   const ctx = createJobContext(orm.em.fork(), environment.id, 'billingRun');
   // BENCH_BATCH=1 bills customer by customer (one transaction each), as runs did before batches.
   const batchSize = process.env.BENCH_BATCH ? Number(process.env.BENCH_BATCH) : undefined;
   const concurrency = loadConfig().BILLING_CONCURRENCY;
-  const run = await new BillingRunService(ctx).run(asOf, { triggeredBy: 'schedule', batchSize, concurrency });
+  const run = await new BillingRunService(ctx).run(asOf, {
+    triggeredBy: 'schedule',
+    batchSize,
+    concurrency,
+    invite: async (runId) => {
+      for (let helper = 1; helper <= helpers.length; helper++) {
+        await jobs?.addJob(
+          BILLING_HELP_TASK,
+          { environmentId: environment.id, runId },
+          { jobKey: `${BILLING_HELP_TASK}:${runId}:${helper}`, maxAttempts: 1 },
+        );
+      }
+    },
+  });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = process.cpuUsage(cpuStarted);
+  // Each helper logs once its job has returned, just after the run it helped has ended.
+  for (let tries = 0; tries < 100 && helpers.some(({ output }) => !output.includes(run.id)); tries++)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  const shares = helpedBy(run.id);
+  const helpersMs = (await helpersCpu()) - helpersCpuStarted;
   const postgresMs = ((await postgresCpu(postmaster)) ?? Number.NaN) - (postgresStarted ?? Number.NaN);
   pg.Client.prototype.query = originalQuery;
   if (process.env.BENCH_QUERIES) {
@@ -262,6 +337,8 @@ async function measure(customers: number) {
   if (!check) throw new Error('no invoice count');
   const problems = [
     run.status !== 'succeeded' && `run ${run.status}: ${JSON.stringify(run.errors.slice(0, 3))}`,
+    (run.customersHandedOut !== customers || run.customersDone !== customers) &&
+      `the run counts ${run.customersDone} of ${run.customersHandedOut} customers handed out done, for ${customers}`,
     check.invoices !== customers && `${check.invoices} invoices for ${customers} customers`,
     check.customers !== customers && `${check.customers} customers invoiced of ${customers}`,
     check.totals !== 1 && `${check.totals} different totals: the clones are not billed as the template`,
@@ -271,6 +348,9 @@ async function measure(customers: number) {
   return {
     customers,
     concurrency,
+    processes,
+    // The customers each process billed: this one (the lead), then each helper.
+    customersPerProcess: [run.customersDone - shares.reduce((sum, done) => sum + done, 0), ...shares],
     seedSeconds: Number(seedSeconds.toFixed(1)),
     rowsCloned,
     seconds: Number(seconds.toFixed(1)),
@@ -278,7 +358,7 @@ async function measure(customers: number) {
     periods: run.periodCount,
     invoicesPerHour: Math.round((run.invoiceCount / seconds) * 3600),
     msPerInvoice: Number(((seconds * 1000) / run.invoiceCount).toFixed(2)),
-    nodeCpuMsPerInvoice: Number(((cpu.user + cpu.system) / 1000 / run.invoiceCount).toFixed(2)),
+    nodeCpuMsPerInvoice: Number((((cpu.user + cpu.system) / 1000 + helpersMs) / run.invoiceCount).toFixed(2)),
     nodeSystemCpuMsPerInvoice: Number((cpu.system / 1000 / run.invoiceCount).toFixed(2)),
     postgresCpuMsPerInvoice: Number((postgresMs / run.invoiceCount).toFixed(2)),
     templateTotalInclVat: Number(check.template_total),
@@ -288,6 +368,7 @@ async function measure(customers: number) {
 
 try {
   await migrate(owner);
+  await startHelpers();
   const results: Awaited<ReturnType<typeof measure>>[] = [];
   for (const size of sizes) {
     const result = await measure(size);
@@ -304,6 +385,13 @@ try {
     }),
   );
 } finally {
+  await (jobs as WorkerUtils | null)?.release();
+  for (const { child } of helpers) child.kill('SIGTERM');
+  await Promise.all(
+    helpers.map(({ child }) =>
+      child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null,
+    ),
+  );
   await sql.end();
   await orm.close();
   await owner.close();

@@ -36,6 +36,7 @@ import { Migration20261125183000SubscriptionRemovalChange } from './Migration202
 import { Migration20261125183100InvoiceCreditBalance } from './Migration20261125183100InvoiceCreditBalance.ts';
 import { Migration20261126000000EventOutbox } from './Migration20261126000000EventOutbox.ts';
 import { Migration20261126100000BillingWorkIndexes } from './Migration20261126100000BillingWorkIndexes.ts';
+import { Migration20261126130000BillingRunHandOut } from './Migration20261126130000BillingRunHandOut.ts';
 
 /** Every migration, in order. Committed migrations are never edited after release. */
 export const migrations = [
@@ -95,4 +96,5 @@ export const migrations = [
   },
   { name: 'Migration20261126000000EventOutbox', class: Migration20261126000000EventOutbox },
   { name: 'Migration20261126100000BillingWorkIndexes', class: Migration20261126100000BillingWorkIndexes },
+  { name: 'Migration20261126130000BillingRunHandOut', class: Migration20261126130000BillingRunHandOut },
 ];

@@ -165,6 +165,12 @@ const ConfigSchema = z.object({
    * default: two were slower on two shared cores (bench/PROFILE.md, "Round 6: concurrent batches").
    */
   BILLING_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(1),
+  /**
+   * Helpers a scheduled billing run asks for: that many `billing-run-help` jobs, which the workers of
+   * any process (this one's included) take to bill the run's customers beside it, so that a run is split
+   * over the processes. None by default: on one process a helper is only another batch at once.
+   */
+  BILLING_HELPERS: z.coerce.number().int().min(0).max(16).default(0),
   /** Whether `npm start` runs the job worker too; `npm run worker` runs one alone. */
   JOB_WORKER: booleanFlag.default(true),
   /** Days events are kept (GraphQL `events`); older ones are purged daily. */

@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { assertAppRole, migrate, type Orm, openOrm } from './db/orm.ts';
 import { loadTrustedDocuments } from './graphql/trusted-documents.ts';
-import { startWorker } from './jobs/worker.ts';
+import { startWorker, workerConnections } from './jobs/worker.ts';
 import { createLogger } from './logger.ts';
 import { endEventFeeds } from './modules/event/event.feed.ts';
 import { entities } from './modules/registry.ts';
@@ -43,7 +43,10 @@ if (config.MIGRATE_ON_START) {
 
 const orm = await openOrm(database.url, {
   entities,
-  poolMax: config.DB_POOL_MAX,
+  // Requests give their connections back; the job worker's billing runs hold some while they wait.
+  poolMax: config.JOB_WORKER
+    ? Math.max(config.DB_POOL_MAX, workerConnections(config) + 1)
+    : config.DB_POOL_MAX,
   replicaUrls: config.DATABASE_REPLICA_URLS,
   preparedStatements: config.DB_PREPARED_STATEMENTS,
   sessionUrl: database.sessionUrl,

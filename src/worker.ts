@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { assertAppRole, openOrm } from './db/orm.ts';
-import { startWorker } from './jobs/worker.ts';
+import { startWorker, workerConnections } from './jobs/worker.ts';
 import { createLogger } from './logger.ts';
 import { entities } from './modules/registry.ts';
 
@@ -26,7 +26,7 @@ const databaseUrl = config.DATABASE_URL as string;
 const sessionUrl = config.DATABASE_SESSION_URL ?? databaseUrl;
 const orm = await openOrm(databaseUrl, {
   entities,
-  poolMax: config.JOB_CONCURRENCY + 1,
+  poolMax: workerConnections(config),
   preparedStatements: config.DB_PREPARED_STATEMENTS,
   sessionUrl,
 });

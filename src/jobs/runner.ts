@@ -30,6 +30,8 @@ export type JobSettings = {
   eventRetentionDays: number;
   /** Batches a scheduled billing run bills at once (BILLING_CONCURRENCY). */
   billingConcurrency?: number;
+  /** Helpers a scheduled billing run asks for (BILLING_HELPERS). */
+  billingHelpers?: number;
   mail: MailSettings | null;
   webhooks?: WebhookSettings;
 };

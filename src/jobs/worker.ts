@@ -41,6 +41,18 @@ export function webhookSettings(
 }
 
 /**
+ * The database connections the job worker may hold at once: one a job, and a billing job (a run's lead
+ * or helper) its lock's besides its BILLING_CONCURRENCY batches'; one more for the queue's own work. A
+ * pool smaller than that can leave a run's lead waiting for its helper's lock on a connection the
+ * helper needs for its batch.
+ */
+export function workerConnections(
+  config: Pick<Config, 'JOB_CONCURRENCY'> & Partial<Pick<Config, 'BILLING_CONCURRENCY'>>,
+): number {
+  return config.JOB_CONCURRENCY * ((config.BILLING_CONCURRENCY ?? 1) + 1) + 1;
+}
+
+/**
  * The worker of `npm start` and `npm run worker`: every module's tasks, the periodic ones on their
  * schedules, the event relay (each committed event's outbox row to the jobs of the listeners that want
  * it; stopped with the worker), a billing tick at start (a job already waiting for it is not doubled),
@@ -52,7 +64,7 @@ export async function startWorker(
     Config,
     'BILLING_RUN_SCHEDULE' | 'JOB_CONCURRENCY' | 'EVENT_RETENTION_DAYS' | 'SMTP_URL' | 'MAIL_FROM'
   > &
-    Partial<Pick<Config, 'BILLING_CONCURRENCY'>> &
+    Partial<Pick<Config, 'BILLING_CONCURRENCY' | 'BILLING_HELPERS'>> &
     Parameters<typeof webhookSettings>[0],
   { orm, ownerUrl, logger }: { orm: MikroORM; ownerUrl: string; logger: Logger },
 ): Promise<JobRunner> {
@@ -77,6 +89,7 @@ export async function startWorker(
       settings: {
         eventRetentionDays: config.EVENT_RETENTION_DAYS,
         billingConcurrency: config.BILLING_CONCURRENCY,
+        billingHelpers: config.BILLING_HELPERS,
         mail: config.SMTP_URL ? { smtpUrl: config.SMTP_URL, from: config.MAIL_FROM } : null,
         webhooks,
       },

@@ -1,3 +1,6 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { StatementRecorder } from '../../bench/statements.ts';
 import { createJobContext } from '../../src/context.ts';
@@ -13,6 +16,14 @@ import { setupTestApp, type TestEnvironment } from '../support/harness.ts';
 
 const t = setupTestApp();
 const f = billingFixtures(t);
+
+/** A billing run, or a helper of one, in a process of its own (billing-run-process.ts). */
+const CHILD = new URL('./billing-run-process.ts', import.meta.url).pathname;
+
+/** Waits for a condition on the database; the test fails on its own timeout if it never holds. */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await sleep(20);
+}
 
 /** A run as the job queue makes it: batches of customers, each its own transaction. */
 async function scheduledRun(env: TestEnvironment, asOf: string, options: Partial<BillingRunOptions> = {}) {
@@ -122,8 +133,9 @@ describe('a billing run bills customers in batches, one transaction each', () =>
     expect(once(/from "?subscription"? as/)).toBe(1);
     expect(once(/from "?seller_profile"?/)).toBeLessThanOrEqual(1);
     expect(once(/from "?ledger_settings"?/)).toBeLessThanOrEqual(1);
-    // the lock's transaction, the run's start and finish, the batch and the look for a next one
-    expect(once(/^begin/)).toBeLessThanOrEqual(5);
+    // the lock's transaction, the run's start and finish, the batch, and the hand-outs of its
+    // customers and of none (a transaction each, so that the run's row is not held while a batch bills)
+    expect(once(/^begin/)).toBeLessThanOrEqual(6);
   });
 });
 
@@ -276,4 +288,124 @@ describe('a scheduled billing run bills several batches at once', () => {
     expect(inside).toMatchObject({ status: 'succeeded', invoiceCount: 3 });
     expect((await written(test)).handles).toEqual(handles(6));
   });
+});
+
+describe('a scheduled billing run helped by other processes', () => {
+  let env: TestEnvironment;
+
+  beforeAll(async () => {
+    env = await t.createEnvironment();
+  });
+
+  /** A helper of run `runId` in this process, as another process's `billing-run-help` job would be. */
+  const helper = (runId: string) =>
+    new BillingRunService(createJobContext(t.orm.em.fork(), env.id, 'billingRun')).help(runId, {
+      batchSize: 2,
+    });
+
+  it('splits the customers between the run and its helper, each billed once, and the counts add up', async () => {
+    // given twelve customers due
+    const price = await f.createPrice(env, { pricing: { eur: { amount: 900 } } });
+    const ids = (await customers(env, 12, '2026-05-01', () => price.id)).sort();
+
+    // when the run asks a helper once it has started, and both bill batches of two
+    let helped: Promise<number | null> = Promise.resolve(null);
+    const told: string[] = [];
+    const run = await scheduledRun(env, midnight('2026-05-01'), {
+      batchSize: 2,
+      invite: async (runId) => {
+        helped = helper(runId);
+      },
+      onProgress: ({ customerId }) => {
+        told.push(customerId);
+      },
+    });
+    const helperDone = await helped;
+
+    // then the run ended once its helper had, and counts what both billed
+    expect(run).toMatchObject({
+      status: 'succeeded',
+      invoiceCount: 12,
+      customersHandedOut: 12,
+      customersDone: 12,
+    });
+    expect(helperDone).toBeGreaterThan(0);
+    expect(told.length + (helperDone ?? 0)).toBe(12);
+    // and every customer has one invoice, numbered without gaps, each in the run's list
+    const rows = await written(env);
+    expect(rows.customers).toEqual(ids);
+    expect(rows.handles).toEqual(handles(12));
+    expect(rows.entries).toEqual(numbers(12));
+    const invoices = await t.sql<{ id: string }>('select id from invoice where environment_id = $1', [
+      env.id,
+    ]);
+    expect([...run.invoiceIds].sort()).toEqual(invoices.map((row) => row.id).sort());
+
+    // and a helper arriving once the run has ended leaves it alone
+    expect(await helper(run.id)).toBeNull();
+    expect((await written(env)).handles).toHaveLength(12);
+  });
+
+  it('ends interrupted when a helper dies with a batch handed out, and the next run bills that batch once', async () => {
+    // given the twelve customers due again and six more, and the invoice numbers held by another
+    // transaction, so that each batch stops at its end with its customers handed out
+    const price = await f.createPrice(env, { pricing: { eur: { amount: 900 } } });
+    await customers(env, 6, '2026-06-01', () => price.id);
+    const holder = new pg.Client({ connectionString: t.databaseUrl });
+    await holder.connect();
+    let child: ChildProcess | undefined;
+    try {
+      await holder.query('begin');
+      await holder.query(`select set_config('app.environment_id', $1, true)`, [env.id]);
+      await holder.query('select 1 from invoice_numbering where environment_id = $1 for update', [env.id]);
+
+      // when the run's helper is another process, killed while its batch waits
+      const running = scheduledRun(env, midnight('2026-06-01'), {
+        batchSize: 2,
+        invite: async (runId) => {
+          child = spawn(process.execPath, [CHILD, t.databaseUrl, env.id, 'help', runId, '2'], {
+            stdio: 'ignore',
+          });
+        },
+      });
+      await until(async () => {
+        const [run] = await t.sql<{ handed: number }>(
+          `select customers_handed_out as handed from billing_run where environment_id = $1 and status = 'running'`,
+          [env.id],
+        );
+        return (run?.handed ?? 0) >= 4;
+      });
+      if (!child) throw new Error('the run asked no helper');
+      const exited = new Promise((resolve) => child?.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+      await holder.query('commit');
+      const run = await running;
+
+      // then the run billed all but the helper's batch, and says so
+      expect(run).toMatchObject({ status: 'interrupted', customersHandedOut: 18, customersDone: 16 });
+      expect(run.invoiceCount).toBe(16);
+      // and the next run bills those two, so that each customer is billed once for June, numbered without gaps
+      const next = await scheduledRun(env, midnight('2026-06-01'));
+      expect(next).toMatchObject({
+        status: 'succeeded',
+        invoiceCount: 2,
+        customersHandedOut: 2,
+        customersDone: 2,
+      });
+      const rows = await written(env);
+      expect(rows.handles).toEqual(handles(30));
+      expect(rows.entries).toEqual(numbers(30));
+      const june = await t.sql<{ customers: number; periods: number }>(
+        `select count(distinct i.customer_id)::int as customers, count(*)::int as periods
+         from billed_period b join invoice i on i.id = b.invoice_id
+         where b.environment_id = $1 and b.period_start = '2026-06-01'`,
+        [env.id],
+      );
+      expect(june).toEqual([{ customers: 18, periods: 18 }]);
+    } finally {
+      child?.kill('SIGKILL');
+      await holder.end();
+    }
+  }, 60_000);
 });

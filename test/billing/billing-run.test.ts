@@ -251,12 +251,13 @@ describe('the server bills on schedule by itself', () => {
     });
     expect(server.output()).toContain('jobs: off');
 
-    // when the worker runs on its own
+    // when the worker runs on its own, its runs asking a helper each (which its second job slot takes)
     const worker = spawn(process.execPath, [WORKER], {
       env: {
         ...process.env,
         DATABASE_URL: t.databaseUrl,
         BILLING_RUN_SCHEDULE: '0 * * * *',
+        BILLING_HELPERS: '1',
         LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -265,13 +266,26 @@ describe('the server bills on schedule by itself', () => {
     worker.stdout?.on('data', (chunk) => (output += chunk));
     worker.stderr?.on('data', (chunk) => (output += chunk));
     const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
-    await until(async () => (await f.invoicesOf(env, customerId)).length > 0 || worker.exitCode !== null);
+    const finishedRun = async () =>
+      (await t.sql(`select 1 from billing_run where environment_id = $1 and status <> 'running'`, [env.id]))
+        .length > 0;
+    await until(
+      async () => ((await finishedRun()) && /billing run help/.test(output)) || worker.exitCode !== null,
+    );
     worker.kill('SIGTERM');
 
     // then it billed the customer, once, and stopped cleanly
     expect(await exited).toBe(0);
     expect(output).toContain('job worker running');
     expect(await f.invoicesOf(env, customerId)).toHaveLength(1);
+    // and the run's helper came (whether it found customers left or the run over), and the run counts all
+    const [run] = await t.sql<{ status: string; handed: number; done: number }>(
+      `select status, customers_handed_out as handed, customers_done as done from billing_run
+       where environment_id = $1`,
+      [env.id],
+    );
+    expect(run).toEqual({ status: 'succeeded', handed: 1, done: 1 });
+    expect(output).toMatch(/"msg":"billing run help/);
   });
 
   it('refuses to run a worker alone without DATABASE_URL', async () => {

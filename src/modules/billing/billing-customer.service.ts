@@ -140,7 +140,8 @@ export type BatchWork = {
 };
 
 /**
- * Adds what a customer or a batch billed to the run's counters. Counted in SQL, not read back and
+ * Adds what a customer or a batch billed to the run's counters, and the customers a batch is done with
+ * (`customersDone`). Counted in SQL, not read back and
  * rewritten: the run's list of invoices grows with every customer, and reading it into the process for
  * each one made a run's cost grow with the square of its size.
  */
@@ -149,15 +150,17 @@ export async function countOnRun(
   environmentId: string,
   runId: string,
   tally: RunTally,
+  customersDone = 0,
 ): Promise<void> {
   const { invoiceIds, periods, renewals, ended } = tally;
-  if (invoiceIds.length + periods + renewals + ended === 0) return;
+  if (invoiceIds.length + periods + renewals + ended + customersDone === 0) return;
   await tx.execute(
     `update billing_run set invoice_count = invoice_count + ?,
        invoice_ids = invoice_ids || string_to_array(?, ',')::uuid[],
-       period_count = period_count + ?, renewal_count = renewal_count + ?, ended_count = ended_count + ?
+       period_count = period_count + ?, renewal_count = renewal_count + ?, ended_count = ended_count + ?,
+       customers_done = customers_done + ?
      where environment_id = ? and id = ?`,
-    [invoiceIds.length, invoiceIds.join(','), periods, renewals, ended, environmentId, runId],
+    [invoiceIds.length, invoiceIds.join(','), periods, renewals, ended, customersDone, environmentId, runId],
   );
 }
 

@@ -29,10 +29,25 @@ export const BillingRunSchema = defineEntity({
     endedCount: p.integer(),
     invoiceIds: p.array().columnType('uuid[]'),
     errors: p.json<BillingRunError[]>(),
+    /**
+     * The last customer handed to a batch: the next batch's customers come after it (ALL_HANDED_OUT once
+     * there are none). On the row, so that the batches of every process billing the run take customers
+     * no other has.
+     */
+    handedOutAfter: p.uuid(),
+    /** Customers handed to batches so far. */
+    customersHandedOut: p.integer(),
+    /** Customers whose batch has committed: billed, or recorded in `errors`. */
+    customersDone: p.integer(),
   },
 });
 
 export type BillingRun = InferEntity<typeof BillingRunSchema>;
+
+/** A run's hand-out point before its first batch: every customer id comes after it. */
+export const NONE_HANDED_OUT = '00000000-0000-0000-0000-000000000000';
+/** A run's hand-out point once every customer with work has been handed out. */
+export const ALL_HANDED_OUT = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
 /** One period of one subscription item, billed once: the unique key of the table guarantees it. */
 export const BilledPeriodSchema = defineEntity({

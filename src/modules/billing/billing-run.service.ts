@@ -12,13 +12,15 @@ import { recordEvent } from '../event/event.service.ts';
 import { SetBasedBookingRefused } from '../invoice/invoice-batch-booking.service.ts';
 import { SubscriptionSchema } from '../subscription/subscription.entity.ts';
 import { assertBillableMoment } from './billing.clock.ts';
-import { LOCK_TAKEN, withBillingRunLock } from './billing.lock.ts';
+import { asRunHelper, LOCK_TAKEN, withBillingRunLock, withoutRunHelpers } from './billing.lock.ts';
 import { CustomerBillingService, countOnRun, type PreviewInvoice } from './billing-customer.service.ts';
 import {
+  ALL_HANDED_OUT,
   type BillingRun,
   BillingRunSchema,
   type BillingRunStatus,
   type BillingRunTrigger,
+  NONE_HANDED_OUT,
 } from './billing-run.entity.ts';
 
 /** Thrown to roll a preview's savepoint back. */
@@ -30,7 +32,6 @@ class PreviewRollback extends Error {}
  * are made once per batch, and its customers' due work is read in one query per table.
  */
 export const BILLING_BATCH = 100;
-const NO_CUSTOMER = '00000000-0000-0000-0000-000000000000';
 
 export type BillingRunProgress = { runId: string; customerId: string; customersDone: number };
 
@@ -56,7 +57,18 @@ export type BillingRunOptions = {
    * batch at a time whatever this says.
    */
   concurrency?: number;
+  /**
+   * Called once the run has started (its row committed), outside a transaction only: asks other
+   * workers to help (`help`), as the scheduled job does with BILLING_HELPERS jobs.
+   */
+  invite?: (runId: string) => Promise<void>;
 };
+
+/** How a process bills a run's batches, whether it leads the run or helps it. */
+export type BatchOptions = Pick<BillingRunOptions, 'onProgress' | 'signal' | 'batchSize' | 'concurrency'>;
+
+/** What billing a run's batches came to in one process: whether the signal interrupted it, and its customers done. */
+type BatchesBilled = { interrupted: boolean; customersDone: number };
 
 /** A batch's customers, and its place in the order batches were handed out. */
 type HandedOut = { order: number; customers: string[] };
@@ -205,15 +217,32 @@ export class BillingRunService {
     });
   }
 
+  /**
+   * Helps run `runId`, which its lead (a scheduled run in this or another process) asked help for
+   * (`invite`): bills batches of its customers beside the lead's until every customer is handed out,
+   * `options.concurrency` at a time. Answers the customers this helper billed (or recorded as failed),
+   * or null when the run had ended or was ending (its lead waiting for its helpers), leaving it alone.
+   */
+  async help(runId: string, options: BatchOptions): Promise<number | null> {
+    const { environmentId } = this.ctx;
+    const helped = await asRunHelper(this.ctx.em, runId, async () => {
+      const run = await this.transaction((tx) => tx.findOne(BillingRunSchema, { id: runId, environmentId }));
+      if (run?.status !== 'running') return null;
+      const { customersDone } = await this.billBatches(runId, run.asOf, run.testClockId ?? null, options);
+      return customersDone;
+    });
+    return helped === LOCK_TAKEN ? null : helped;
+  }
+
   private async runLocked(asOf: Date, options: BillingRunOptions): Promise<BillingRun> {
     const clockId = options.testClockId ?? null;
     const runId = await this.start(asOf, options.triggeredBy, clockId);
+    // Helpers come only when asked: a run that asked none need not wait for any.
+    const invited = Boolean(options.invite) && !this.ctx.em.isInTransaction();
     try {
-      const interrupted = await this.billBatches(runId, asOf, clockId, options);
-      const run = await this.finish(runId, (run) => {
-        if (interrupted) return 'interrupted';
-        return run.errors.length > 0 ? 'failed' : 'succeeded';
-      });
+      if (invited) await options.invite?.(runId);
+      const { interrupted } = await this.billBatches(runId, asOf, clockId, options);
+      const run = await this.finish(runId, interrupted ? 'interrupted' : null, invited);
       // An interrupted run did not finish: the next one carries on, and counts.
       if (run.status !== 'interrupted') {
         billingRunsTotal.labels(run.status === 'succeeded' ? 'succeeded' : 'failed').inc();
@@ -222,45 +251,44 @@ export class BillingRunService {
     } catch (error) {
       billingRunsTotal.labels('failed').inc();
       // Inside the caller's transaction the run row goes with everything else; otherwise it says what happened.
-      if (!this.ctx.em.isInTransaction()) await this.finish(runId, () => 'failed').catch(() => {});
+      if (!this.ctx.em.isInTransaction()) await this.finish(runId, 'failed', invited).catch(() => {});
       throw error;
     }
   }
 
   /**
    * Bills the run's customers batch by batch, `options.concurrency` batches at once (one inside a
-   * transaction around the run), and answers whether the signal interrupted it. The customers are handed
-   * out in id order, one batch's at a time: the next customers with work after the last one handed out
-   * are listed before the batches in flight have finished, so each batch bills customers no other one
-   * has. Progress is told batch by batch in that order, each batch once it and those before it have
-   * committed, so customers are told in id order and `customersDone` counts up.
+   * transaction around the run), and answers whether the signal interrupted it and how many customers
+   * its batches were done with. The customers are handed out in id order, one batch's at a time, by the
+   * run's row (takeCustomers), so each batch, of this process or another helping the run, bills
+   * customers no other one has. Progress is told batch by batch in the order this process's batches
+   * were handed out, each batch once it and those before it have committed, so customers are told in id
+   * order and `customersDone` counts up.
    */
   private async billBatches(
     runId: string,
     asOf: Date,
     clockId: string | null,
-    options: BillingRunOptions,
-  ): Promise<boolean> {
+    options: BatchOptions,
+  ): Promise<BatchesBilled> {
     const { signal, onProgress } = options;
     const size = Math.max(1, options.batchSize ?? BILLING_BATCH);
     const concurrency = this.ctx.em.isInTransaction() ? 1 : Math.max(1, options.concurrency ?? 1);
-    let after = NO_CUSTOMER;
     let handedOut = 0;
     let stopped = false;
     let interrupted = false;
     let handing: Promise<unknown> = Promise.resolve();
-    // One batch's customers at a time, in order, listed in the batch's transaction; none once the
-    // customers are all handed out, the signal has stopped the run, or a batch has failed.
-    const handOut = (tx: EntityManager): Promise<HandedOut | null> => {
+    // One batch's customers at a time, in order; none once the customers are all handed out, the
+    // signal has stopped the run, or a batch has failed.
+    const handOut = (): Promise<HandedOut | null> => {
       const next = handing.then(async () => {
         if (signal?.aborted) interrupted = true;
         if (stopped || interrupted) return null;
-        const customers = await this.customersWithWork(tx, asOf, after, clockId, size);
+        const customers = await this.takeCustomers(runId, asOf, clockId, size);
         if (customers.length === 0) {
           stopped = true;
           return null;
         }
-        after = customers.at(-1) as string;
         handedOut += 1;
         return { order: handedOut - 1, customers };
       });
@@ -304,56 +332,121 @@ export class BillingRunService {
     );
     const failed = workers.find((settled) => settled.status === 'rejected');
     if (failed) throw failed.reason;
-    return interrupted;
+    await telling;
+    return { interrupted, customersDone };
   }
 
-  /** Marks runs left `running` by a process that died as interrupted (this run holds the lock, so none is alive), then starts one. */
+  /**
+   * Marks runs left `running` by a lead that died as interrupted (this run holds the lock, so no lead
+   * is alive), then starts one. A dead lead's helpers may still be billing its last batches: such runs
+   * are marked once those are done, so no batch of theirs bills a customer this run bills too.
+   */
   private async start(
     asOf: Date,
     triggeredBy: BillingRunTrigger,
     testClockId: string | null,
   ): Promise<string> {
     const { environmentId } = this.ctx;
-    return this.transaction(async (tx) => {
-      const now = new Date();
-      for (const abandoned of await tx.find(BillingRunSchema, { environmentId, status: 'running' })) {
-        abandoned.status = 'interrupted';
-        abandoned.finishedAt = now;
-      }
-      const run = tx.create(BillingRunSchema, {
-        environmentId,
-        asOf,
-        triggeredBy,
-        testClockId,
-        status: 'running',
-        startedAt: now,
-        finishedAt: null,
-        invoiceCount: 0,
-        periodCount: 0,
-        renewalCount: 0,
-        endedCount: 0,
-        invoiceIds: [],
-        errors: [],
+    // The run starts, unless a run is still `running` that is not among `abandoned`: their ids, then.
+    const startAfter = (abandoned: string[]) =>
+      this.transaction(async (tx) => {
+        const running = await tx.find(BillingRunSchema, { environmentId, status: 'running' });
+        if (running.some((run) => !abandoned.includes(run.id))) return running.map((run) => run.id);
+        const now = new Date();
+        for (const run of running) {
+          run.status = 'interrupted';
+          run.finishedAt = now;
+        }
+        return tx.create(BillingRunSchema, {
+          environmentId,
+          asOf,
+          triggeredBy,
+          testClockId,
+          status: 'running',
+          startedAt: now,
+          finishedAt: null,
+          invoiceCount: 0,
+          periodCount: 0,
+          renewalCount: 0,
+          endedCount: 0,
+          invoiceIds: [],
+          errors: [],
+          handedOutAfter: NONE_HANDED_OUT,
+          customersHandedOut: 0,
+          customersDone: 0,
+        }).id;
       });
-      return run.id;
-    });
+    // Usually none is left running, and the run starts in one transaction.
+    const started = await startAfter([]);
+    if (typeof started === 'string') return started;
+    const run = await withoutRunHelpers(this.ctx.em, started, () => startAfter(started));
+    if (typeof run !== 'string') throw new Error('a billing run started while this one held the lock');
+    return run;
   }
 
-  private finish(runId: string, status: (run: BillingRun) => BillingRunStatus): Promise<BillingRun> {
+  /**
+   * Ends run `runId`: as `ended` says (interrupted, failed), or else failed when a customer could not
+   * be billed, interrupted when a batch handed out never committed (its process stopped; the next run
+   * bills those customers), succeeded otherwise. A run that `invited` helpers settles its status once
+   * they are done, so that its counts are final; ended early, it is marked first, so that they stop at
+   * their next batch.
+   */
+  private async finish(runId: string, ended: BillingRunStatus | null, invited: boolean): Promise<BillingRun> {
+    const { environmentId } = this.ctx;
+    if (ended && invited) {
+      await this.transaction((tx) =>
+        tx.execute(
+          `update billing_run set status = ?, finished_at = now() where environment_id = ? and id = ?`,
+          [ended, environmentId, runId],
+        ),
+      );
+    }
+    return withoutRunHelpers(this.ctx.em, invited ? [runId] : [], () =>
+      this.transaction(async (tx) => {
+        const run = await tx.findOneOrFail(BillingRunSchema, { id: runId, environmentId });
+        run.status =
+          ended ??
+          (run.errors.length > 0
+            ? 'failed'
+            : run.customersDone < run.customersHandedOut
+              ? 'interrupted'
+              : 'succeeded');
+        run.finishedAt = new Date();
+        // The hand-out point is the run's own bookkeeping, not part of what it tells.
+        const { handedOutAfter: _, ...finished } = run;
+        recordEvent(tx, run.environmentId, {
+          type: 'billing_run.finished',
+          objectType: 'billing_run',
+          objectId: run.id,
+          data: finished,
+        });
+        return run;
+      }),
+    );
+  }
+
+  /**
+   * Hands the next batch its customers: up to `limit` customers with work after the run's hand-out
+   * point, which moves past them. The run's row is locked while they are chosen, so the batches of
+   * every process billing the run (its helpers') take customers no other has; in a transaction of its
+   * own, so that the row is not held while the batch bills. None once every customer with work has been
+   * handed out, or once the run has ended (its lead interrupted, failed, or gone).
+   */
+  private takeCustomers(runId: string, asOf: Date, clockId: string | null, limit: number): Promise<string[]> {
+    const { environmentId } = this.ctx;
     return this.transaction(async (tx) => {
-      const run = await tx.findOneOrFail(BillingRunSchema, {
-        id: runId,
-        environmentId: this.ctx.environmentId,
-      });
-      run.status = status(run);
-      run.finishedAt = new Date();
-      recordEvent(tx, run.environmentId, {
-        type: 'billing_run.finished',
-        objectType: 'billing_run',
-        objectId: run.id,
-        data: { ...run },
-      });
-      return run;
+      const [run] = await tx.execute<{ after: string; status: string }[]>(
+        `select handed_out_after as after, status from billing_run where environment_id = ? and id = ? for update`,
+        [environmentId, runId],
+      );
+      if (run?.status !== 'running' || run.after === ALL_HANDED_OUT) return [];
+      const customers = await this.customersWithWork(tx, asOf, run.after, clockId, limit);
+      await tx.execute(
+        `update billing_run set handed_out_after = ?, customers_handed_out = customers_handed_out + ?
+         where environment_id = ? and id = ?`,
+        [customers.at(-1) ?? ALL_HANDED_OUT, customers.length, environmentId, runId],
+      );
+      return customers;
     });
   }
 
@@ -402,8 +495,8 @@ export class BillingRunService {
   }
 
   /**
-   * Bills the next batch of customers in one transaction, the batch handed out (`handOut`) in it; null
-   * when there was none to hand out. A problem a customer's data causes (a price without
+   * Bills the next batch of customers (`handOut`) in one transaction; null when there was none to hand
+   * out. A problem a customer's data causes (a price without
    * pricing in the currency, an amount too large) is recorded on the run and the customer skipped: the
    * transaction is rolled back and the batch billed again (its customers bill the same) with the error
    * recorded instead. No savepoint per customer, so the usual batch pays nothing for the rare failure.
@@ -415,11 +508,13 @@ export class BillingRunService {
   private async billBatch(
     runId: string,
     asOf: Date,
-    handOut: (tx: EntityManager) => Promise<HandedOut | null>,
+    handOut: () => Promise<HandedOut | null>,
     signal: AbortSignal | undefined,
   ): Promise<BatchResult | null> {
-    // Listed once: billed again, the batch keeps its customers.
-    let batch: HandedOut | null | undefined;
+    // Handed out once: billed again, the batch keeps its customers.
+    const batch = await handOut();
+    if (!batch) return null;
+    const { order, customers } = batch;
     const failures = new Map<string, CustomerFailed>();
     // Plain invoices are booked set-based (BatchBooking) unless that refused (a number already used, a
     // balance made meanwhile): the batch is then billed again invoice by invoice, which tells whose.
@@ -433,9 +528,6 @@ export class BillingRunService {
             // without that customer): what it writes needs no savepoints of its own. A run inside a
             // request (billingRunCreate) keeps them, as the request's other work does.
             if (!this.ctx.em.isInTransaction()) markBatch(tx);
-            if (batch === undefined) batch = await handOut(tx);
-            if (!batch) return null;
-            const { order, customers } = batch;
             const billing = new CustomerBillingService(this.ctx);
             const work = await billing.prefetch(tx, customers, asOf, { setBased });
             const seen: string[] = [];
@@ -460,7 +552,7 @@ export class BillingRunService {
               seen.push(customerId);
             }
             await work.booking?.flush();
-            await countOnRun(tx, this.ctx.environmentId, runId, work.tally);
+            await countOnRun(tx, this.ctx.environmentId, runId, work.tally, seen.length);
             if (errors.length > 0) {
               // Locked: the run's other batches may be adding theirs.
               const run = await tx.findOneOrFail(

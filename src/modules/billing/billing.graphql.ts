@@ -73,6 +73,14 @@ const BillingRunRef = builder.objectRef<BillingRun>('BillingRun').implement({
     periodCount: t.exposeInt('periodCount', { description: 'Item periods billed (with or without usage).' }),
     renewalCount: t.exposeInt('renewalCount', { description: 'Terms renewed.' }),
     endedCount: t.exposeInt('endedCount', { description: 'Subscriptions that ended.' }),
+    customersHandedOut: t.exposeInt('customersHandedOut', {
+      description:
+        'Customers with work handed to the batches so far, by every process billing the run. Above customersDone while batches are under way.',
+    }),
+    customersDone: t.exposeInt('customersDone', {
+      description:
+        'Customers whose batch has committed: billed, or listed in errors. Below customersHandedOut at the end when a process stopped with a batch unfinished: the run then ends interrupted, and the next one bills those customers.',
+    }),
     invoiceIds: t.expose('invoiceIds', { type: ['UUID'], description: 'The invoices created, in order.' }),
     invoices: t.field({
       type: [InvoiceRef],
