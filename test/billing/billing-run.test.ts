@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createJobContext } from '../../src/context.ts';
 import { billingRunsTotal } from '../../src/metrics.ts';
 import { BillingRunService } from '../../src/modules/billing/billing-run.service.ts';
@@ -261,6 +261,10 @@ describe('the server bills on schedule by itself', () => {
         LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // Also when the test fails or times out: a worker left running would bill this database on.
+    onTestFinished(() => {
+      if (worker.exitCode === null) worker.kill('SIGKILL');
     });
     let output = '';
     worker.stdout?.on('data', (chunk) => (output += chunk));
