@@ -29,7 +29,7 @@ import { loadConfig } from '../src/config.ts';
 import { createJobContext } from '../src/context.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrate, openOrm } from '../src/db/orm.ts';
-import { BILLING_HELP_TASK } from '../src/modules/billing/billing.jobs.ts';
+import { inviteHelpers } from '../src/modules/billing/billing.jobs.ts';
 import { BillingRunService } from '../src/modules/billing/billing-run.service.ts';
 import { entities } from '../src/modules/registry.ts';
 import { startFlags } from './child.ts';
@@ -287,13 +287,7 @@ async function measure(customers: number) {
     batchSize,
     concurrency,
     invite: async (runId) => {
-      for (let helper = 1; helper <= helpers.length; helper++) {
-        await jobs?.addJob(
-          BILLING_HELP_TASK,
-          { environmentId: environment.id, runId },
-          { jobKey: `${BILLING_HELP_TASK}:${runId}:${helper}`, maxAttempts: 1 },
-        );
-      }
+      if (jobs) await inviteHelpers(jobs, environment.id, runId, helpers.length);
     },
   });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;

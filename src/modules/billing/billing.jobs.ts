@@ -1,4 +1,4 @@
-import type { Task } from 'graphile-worker';
+import type { JobHelpers, Task } from 'graphile-worker';
 import { AccessService } from '../../auth/access.service.ts';
 import { createJobContext } from '../../context.ts';
 import { DomainError } from '../../errors.ts';
@@ -12,6 +12,22 @@ export const BILLING_HELP_TASK = 'billing-run-help';
 
 type BillingRunPayload = { environmentId: string };
 type BillingHelpPayload = { environmentId: string; runId: string };
+
+/** Adds `count` `billing-run-help` jobs for run `runId`, which any process's worker may take (BillingRunService.help). */
+export async function inviteHelpers(
+  jobs: Pick<JobHelpers, 'addJob'>,
+  environmentId: string,
+  runId: string,
+  count: number,
+): Promise<void> {
+  for (let helper = 1; helper <= count; helper++) {
+    await jobs.addJob(BILLING_HELP_TASK, { environmentId, runId } satisfies BillingHelpPayload, {
+      jobKey: `${BILLING_HELP_TASK}:${runId}:${helper}`,
+      // A helper that failed left its batch to the next run: the run has moved on without it.
+      maxAttempts: 1,
+    });
+  }
+}
 
 /**
  * The server's periodic billing as jobs. Each tick adds one `billing-run` job per environment (a job
@@ -43,15 +59,7 @@ export function billingTasks({ orm, logger, settings }: JobDependencies): Record
           triggeredBy: 'schedule',
           signal: jobs.abortSignal,
           concurrency: settings.billingConcurrency,
-          invite: async (runId) => {
-            for (let helper = 1; helper <= helpersPerRun; helper++) {
-              await jobs.addJob(BILLING_HELP_TASK, { environmentId, runId } satisfies BillingHelpPayload, {
-                jobKey: `${BILLING_HELP_TASK}:${runId}:${helper}`,
-                // A helper that failed left its batch to the next run: the run has moved on without it.
-                maxAttempts: 1,
-              });
-            }
-          },
+          invite: (runId) => inviteHelpers(jobs, environmentId, runId, helpersPerRun),
           onProgress: ({ runId, customersDone }) =>
             logger.debug({ environmentId, runId, customersDone }, 'billing run progress'),
         });
