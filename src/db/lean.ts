@@ -1,6 +1,7 @@
 import type { EntityMetadata, EntityName } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CompiledQuery } from 'kysely';
+import { PinnedTransaction } from './pinned-transaction.ts';
 import { prepared } from './prepared.ts';
 
 type Converter = { name: string; convert: (value: unknown) => unknown };
@@ -153,9 +154,10 @@ async function selectRows<T extends object>(
 }
 
 /**
- * Sends one statement with $n placeholders on the EntityManager's Kysely (in its transaction), logged
- * as MikroORM logs its own: the statement path of the lean reads and writes. A text marked `prepared`
- * goes out as a named prepared statement.
+ * Sends one statement with $n placeholders in the EntityManager's transaction (straight on its client
+ * in an environment's transaction, PinnedTransaction; otherwise through its Kysely), logged as MikroORM
+ * logs its own: the statement path of the lean reads and writes. A text marked `prepared` goes out as a
+ * named prepared statement.
  */
 export async function runStatement(
   em: EntityManager,
@@ -163,18 +165,31 @@ export async function runStatement(
   params: unknown[],
 ): Promise<Record<string, unknown>[]> {
   const started = performance.now();
-  const { rows } = await em
-    .getKysely()
-    .executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, params));
+  const trx = em.getTransactionContext();
+  const rows =
+    trx instanceof PinnedTransaction
+      ? await trx.rows(text, params)
+      : (await em.getKysely().executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, params))).rows;
+  logStatement(em, text, params, started, rows.length);
+  return rows;
+}
+
+/** Logs a statement sent past MikroORM as MikroORM logs its own. */
+export function logStatement(
+  em: EntityManager,
+  query: string,
+  params: unknown[],
+  started: number,
+  results: number,
+): void {
   em.config.getLogger().logQuery({
     ...em.getLoggerContext(),
-    query: text,
+    query,
     params,
     took: Math.round(performance.now() - started),
-    results: rows.length,
+    results,
     level: 'info',
   });
-  return rows;
 }
 
 /**

@@ -1,9 +1,11 @@
 import { TransactionContext } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Transaction } from '@mikro-orm/sql';
+import pg from 'pg';
 import { readTransactionsTotal } from '../metrics.ts';
-import { runStatement } from './lean.ts';
+import { logStatement } from './lean.ts';
 import { APP_ROLE } from './orm.ts';
+import { PinnedTransaction } from './pinned-transaction.ts';
 
 /** The setting the row-level security policies compare every tenant row's environment_id with. */
 export const ENVIRONMENT_SETTING = 'app.environment_id';
@@ -50,31 +52,38 @@ export async function inEnvironment<T>(
   return runAndEnd(tx, work);
 }
 
-/** The statement that confines a transaction: sent with its BEGIN, in one round trip (see poolClient). */
-const CONFINE = 'select set_config($1, $2, true), set_config($3, $4, true)';
-
 /**
  * Opens `tx`'s transaction on the primary, confined to `environmentId`: the environment's setting and,
  * so that the transaction is confined even on an ORM that connects as the owner, the role
- * (set_config('role', …, true) is `set local role`), both ending with it.
+ * (set_config('role', …, true) is `set local role`), both ending with it, sent with BEGIN in one round trip.
  *
- * On the connection itself, not through `tx.begin()`, which would also broadcast transaction events
- * (no subscriber listens to them) and send the settings through MikroORM's statement formatting.
+ * On a pooled client of its own (PinnedTransaction), not through `tx.begin()`: Kysely's transaction
+ * and executor layers and MikroORM's begin cost more CPU than the round trip itself on a short read.
  */
 async function beginOnPrimary(tx: EntityManager, environmentId: string): Promise<void> {
   const variables = { [ENVIRONMENT_SETTING]: environmentId, role: APP_ROLE };
   // Statements `tx` sends outside a transaction (after it) are still confined, as ever.
   tx.setSessionContext({ variables });
-  const connection = tx.getConnection('write');
-  const trx = await connection.begin();
-  tx.setTransactionContext(trx);
-  try {
-    await runStatement(tx, CONFINE, Object.entries(variables).flat());
-  } catch (error) {
-    // The connection goes back to the pool only once its transaction has ended.
-    await end(tx, 'rollback').catch(() => {});
-    throw error;
+  const confine = `select ${Object.entries(variables)
+    .map(([name, value]) => `set_config(${pg.escapeLiteral(name)}, ${pg.escapeLiteral(value)}, true)`)
+    .join(', ')}`;
+  const started = performance.now();
+  const trx = await PinnedTransaction.begin(await poolOf(tx), confine);
+  logStatement(tx, `begin; ${confine}`, [], started, 0);
+  tx.setTransactionContext(trx as unknown as Transaction);
+}
+
+const pools = new WeakMap<object, pg.Pool>();
+
+/** The `pg` pool under `em`'s primary connection. */
+async function poolOf(em: EntityManager): Promise<pg.Pool> {
+  const connection = em.getConnection('write');
+  let pool = pools.get(connection);
+  if (!pool) {
+    pool = (await connection.getNativeClient()) as pg.Pool;
+    pools.set(connection, pool);
   }
+  return pool;
 }
 
 /**

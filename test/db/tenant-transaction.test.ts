@@ -1,6 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { CompiledQuery } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/db/ids.ts';
+import { runStatement } from '../../src/db/lean.ts';
 import { APP_ROLE } from '../../src/db/orm.ts';
 import { ENVIRONMENT_SETTING, inEnvironment, markRollbackOnly } from '../../src/db/tenant-transaction.ts';
 import { TaxCodeSchema } from '../../src/modules/tax/tax-code.entity.ts';
@@ -121,5 +123,53 @@ describe('inEnvironment: the transaction a request works in', () => {
       ),
     );
     expect(rows).toEqual([{ environment: env.id }]);
+  });
+
+  it('keeps the writes before a nested transaction that failed, which rolled back to its savepoint alone', async () => {
+    // when work persists a tax code, then a nested transaction persists another and fails
+    await inEnvironment(t.orm.em.fork(), env.id, async (tx) => {
+      persistTaxCode(tx, env.id, 'OUTER');
+      await tx.flush();
+      const nested = tx.transactional(async (inner) => {
+        persistTaxCode(inner as EntityManager, env.id, 'INNER');
+        await inner.flush();
+        throw new Error('the nested work failed');
+      });
+      await expect(nested).rejects.toThrow('the nested work failed');
+      // and a nested transaction after it commits
+      await tx.transactional(async (inner) => persistTaxCode(inner as EntityManager, env.id, 'AFTER'));
+    });
+    // then the outer and the later nested writes committed, the failed one's did not
+    expect(await taxCodes(env, 'OUTER')).toBe(1);
+    expect(await taxCodes(env, 'INNER')).toBe(0);
+    expect(await taxCodes(env, 'AFTER')).toBe(1);
+  });
+
+  it('sends statements issued at once one after the other, all in its one transaction', async () => {
+    // when work issues statements without waiting for each other (as a request's loaders do)
+    const answers = await inEnvironment(t.orm.em.fork(), env.id, (tx) =>
+      Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          runStatement(tx, 'select txid_current() as txid, pg_backend_pid() as pid, $1::int as n', [i]),
+        ),
+      ),
+    );
+    // then each was answered, in one transaction on one connection
+    expect(answers.map(([row]) => row?.n)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+    expect(new Set(answers.map(([row]) => `${row?.txid}/${row?.pid}`)).size).toBe(1);
+  });
+
+  it('refuses a statement sent through it once it has ended, whose connection is back in the pool', async () => {
+    // given the transaction context of work that has ended
+    let context: unknown;
+    await inEnvironment(t.orm.em.fork(), env.id, async (tx) => {
+      context = tx.getTransactionContext();
+    });
+    // when something kept it and sends a statement through it
+    const late = (context as { executeQuery(query: CompiledQuery): Promise<unknown> }).executeQuery(
+      CompiledQuery.raw('select 1'),
+    );
+    // then it is refused, never sent on a connection another transaction may hold by now
+    await expect(late).rejects.toThrow('the transaction has ended');
   });
 });
