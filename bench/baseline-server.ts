@@ -2,7 +2,7 @@
  * The raw baseline of the benchmark: the SQL work of the measured endpoints on `node:http` and `pg`
  * with prepared statements, and nothing else (no framework, no ORM, no validation library, no
  * GraphQL execution). It reads and writes the same tables in the same transactions as the service,
- * audit events included, under the same row-level security (connections act as the application role,
+ * audit events and the events the outbox publishes included, under the same row-level security (connections act as the application role,
  * each request's work is one transaction that first sets its environment), and answers the same
  * JSON, so the service's figures divided by these show what the stack costs. Only the requests the benchmark sends are served; it is not an API.
  *
@@ -69,6 +69,8 @@ const SQL = {
     select id, $1, $2, $3, action, object_type, object_id, string_to_array(changed_fields, ','), $4
     from unnest($5::uuid[], $6::text[], $7::text[], $8::text[], $9::text[])
       as event(id, action, object_type, object_id, changed_fields)`,
+  insertEvent: `insert into event (id, environment_id, type, object_type, object_id, data, created_at)
+    values ($1, $2, $3, $4, $5, $6, $7)`,
   updateCustomer: `update customer set name = $3, company_name = $4, handle = $5, email = $6, currency = $7,
       updated_at = $8
     where environment_id = $1 and id = $2`,
@@ -282,50 +284,77 @@ export class Baseline {
       objects.map(([, id]) => id),
       objects.map(() => ''),
     ]);
-    return {
-      status: 201,
-      headers: { location: `/invoices/${invoice.id}` },
-      body: {
-        id: invoice.id,
-        handle: null,
-        type: 'invoice',
-        status: 'draft',
-        settlementStatus: invoice.status,
-        currency,
-        createdAt: invoice.createdAt.toISOString(),
-        updatedAt: null,
-        customer: {
-          id: customer.id,
-          handle: customer.handle,
-          name: customer.name,
-          billingAddress: address(customer.billing_address),
-        },
-        memo: invoice.memo,
-        date: invoice.date,
-        dueDate: invoice.dueDate,
-        items: items.map((item: Row) => ({
-          id: item.id,
-          quantity: Number(item.quantity),
-          unitAmount: Number(item.unitAmount),
-          sku: item.sku,
-          title: item.title,
-          description: item.description,
-          periodStart: item.periodStart,
-          periodEnd: item.periodEnd,
-          amount: item.amount,
-          taxAmount: item.taxAmount,
-          tax: {
-            taxable: item.taxCode !== null,
-            taxCode: item.taxCode,
-            taxRate: item.taxRate === null ? null : Number(item.taxRate),
-          },
-          discount: { percentage: Number(item.discountPercentage), amount: Number(item.discountAmount) },
-        })),
-        settlements: [],
-        ...totals,
-        totalDue: totals.totalInclVat,
+    const answer = {
+      id: invoice.id,
+      handle: null,
+      type: 'invoice',
+      status: 'draft',
+      settlementStatus: invoice.status,
+      currency,
+      createdAt: invoice.createdAt.toISOString(),
+      updatedAt: null,
+      customer: {
+        id: customer.id,
+        handle: customer.handle,
+        name: customer.name,
+        billingAddress: address(customer.billing_address),
       },
+      memo: invoice.memo,
+      date: invoice.date,
+      dueDate: invoice.dueDate,
+      items: items.map((item: Row) => ({
+        id: item.id,
+        quantity: Number(item.quantity),
+        unitAmount: Number(item.unitAmount),
+        sku: item.sku,
+        title: item.title,
+        description: item.description,
+        periodStart: item.periodStart,
+        periodEnd: item.periodEnd,
+        amount: item.amount,
+        taxAmount: item.taxAmount,
+        tax: {
+          taxable: item.taxCode !== null,
+          taxCode: item.taxCode,
+          taxRate: item.taxRate === null ? null : Number(item.taxRate),
+        },
+        discount: { percentage: Number(item.discountPercentage), amount: Number(item.discountAmount) },
+      })),
+      settlements: [],
+      ...totals,
+      totalDue: totals.totalInclVat,
     };
+    // As the service: the invoice.created event carries the answer.
+    await this.recordEvent(
+      db,
+      environmentId,
+      'invoice.created',
+      'Invoice',
+      invoice.id,
+      answer,
+      invoice.createdAt,
+    );
+    return { status: 201, headers: { location: `/invoices/${invoice.id}` }, body: answer };
+  }
+
+  private async recordEvent(
+    db: Db,
+    environmentId: string,
+    type: string,
+    objectType: string,
+    objectId: string,
+    data: unknown,
+    createdAt: Date,
+  ): Promise<void> {
+    await db('insertEvent', [
+      newId(),
+      environmentId,
+      type,
+      objectType,
+      objectId,
+      JSON.stringify(data),
+      createdAt,
+    ]);
   }
 
   /** The customers the invoices show (their snapshot once booked), their items and settlements. */
@@ -457,7 +486,17 @@ export class Baseline {
       [id],
       [changed.join(',')],
     ]);
-    return { status: 200, body: this.customerBody(customer) };
+    const answer = this.customerBody(customer);
+    await this.recordEvent(
+      db,
+      environmentId,
+      'customer.updated',
+      'Customer',
+      id,
+      answer,
+      customer.updated_at,
+    );
+    return { status: 200, body: answer };
   }
 
   private customerBody(customer: Row) {
