@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { leanFind } from '../db/lean.ts';
 import { type ApiToken, ApiTokenSchema, type TokenScope } from './api-token.entity.ts';
@@ -12,7 +12,7 @@ import type { TokenCache } from './token-cache.ts';
 
 const TOKEN_PREFIX = 'bg_';
 
-export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+export const hashSecret = (secret: string): string => hash('sha256', secret, 'hex');
 
 export type AccessDecision =
   | { ok: true; token: ApiToken; environmentId: string }

@@ -57,6 +57,9 @@ export function assertUtf8(bytes: Buffer): Buffer {
 export async function readBodyBytes(request: Request): Promise<Buffer> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > MAX_BODY_BYTES) throw tooLarge();
+  // A declared length is all the HTTP parser delivers: such a body is read whole, without a stream
+  // reader's promise per chunk (most of the cost of reading a small body).
+  if (declared > 0) return readDeclared(request);
 
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -73,6 +76,20 @@ export async function readBodyBytes(request: Request): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** A body of a declared length, whole; measured again, since a Request built in-process can declare anything. */
+async function readDeclared(request: Request): Promise<Buffer> {
+  let body: ArrayBuffer | Buffer;
+  try {
+    body = await request.arrayBuffer();
+  } catch (error) {
+    throw clientClosed(error);
+  }
+  // whatwg-node's Request answers its Buffer itself, a standard one an ArrayBuffer: neither is copied.
+  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
+  if (bytes.byteLength > MAX_BODY_BYTES) throw tooLarge();
+  return bytes;
+}
+
 /**
  * The body stream fails only when the client's connection does: the client closed or reset it before
  * sending the length it declared (Node fails the stream with ECONNRESET "aborted"). That is the
@@ -82,9 +99,13 @@ async function nextChunk(reader: ReadableStreamDefaultReader<Uint8Array>) {
   try {
     return await reader.read();
   } catch (error) {
-    const message = 'The client closed the connection before sending the whole body.';
-    throw new BodyError(CLIENT_CLOSED_REQUEST, message, { cause: error });
+    throw clientClosed(error);
   }
 }
+
+const clientClosed = (cause: unknown) =>
+  new BodyError(CLIENT_CLOSED_REQUEST, 'The client closed the connection before sending the whole body.', {
+    cause,
+  });
 
 const tooLarge = () => new BodyError(413, `The request body exceeds ${MAX_BODY_BYTES} bytes.`);

@@ -141,6 +141,20 @@ describe('REST adapter', () => {
       duplex: 'half',
     } as RequestInit);
     expect(chunked.status).toBe(413);
+
+    // A body read whole for its declared length is measured as read: a short declaration lets none through.
+    const understated = await t.app.fetch(`http://test/customers/${customerId}`, {
+      method: 'PATCH',
+      headers: { ...env.headers, 'content-type': 'application/json', 'content-length': '20' },
+      body: new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(huge));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(understated.status).toBe(413);
     const [row] = await t.sql('select name from customer where id = $1', [customerId]);
     expect(row?.name).toBe('Body tests');
   });
