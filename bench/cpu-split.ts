@@ -10,20 +10,16 @@
  * Settings (environment): SPLIT_REQUESTS (1500 per operation), SPLIT_ONLY (a substring of the
  * operation names), and anything the server reads (JOB_WORKER=false: nothing drains).
  */
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { startEmbeddedDatabase } from '../src/db/embedded.ts';
-import { migrate, openOrm } from '../src/db/orm.ts';
-import { entities } from '../src/modules/registry.ts';
 import { type Child, startChild, startFlags, stopChild } from './child.ts';
+import { seededDatabase } from './database.ts';
 import { drainJobQueue } from './load.ts';
 import { cpuOf, postgresCpu, postmasterOf } from './proc-cpu.ts';
 import { scenarios } from './scenarios.ts';
-import { seed } from './seed.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REQUESTS = Number(process.env.SPLIT_REQUESTS ?? 1500);
@@ -42,15 +38,9 @@ async function jobsDone(client: pg.Client): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'billing-split-'));
-  await chmod(dataDir, 0o755);
-  const database = await startEmbeddedDatabase(dataDir);
+  const { dataDir, database, data, remove } = await seededDatabase('split');
   let service: Child | undefined;
   try {
-    const owner = await openOrm(database.url, { entities, poolMax: 4, owner: true });
-    await migrate(owner);
-    const data = await seed(owner);
-    await owner.close();
     const postmaster = await postmasterOf(dataDir);
     service = await startChild(
       [...(await startFlags()), path.join(HERE, '..', 'src', 'main.ts')],
@@ -117,8 +107,7 @@ async function main(): Promise<void> {
     await client.end();
   } finally {
     await stopChild(service);
-    await database.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await remove();
   }
 }
 

@@ -146,6 +146,16 @@ export async function measure(
   }
 }
 
+/** A measurement as the bench scripts print it on one line. */
+export function describeMeasurement(m: Measurement): string {
+  return (
+    `${m.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  errors ${m.errors}` +
+    (m.cpuMsPerRequest === null ? '' : `  CPU ${m.cpuMsPerRequest.toFixed(2)} ms/request`) +
+    (m.postgresCpuMsPerRequest === null ? '' : ` (PostgreSQL ${m.postgresCpuMsPerRequest.toFixed(2)})`) +
+    `  RSS peak ${m.rssPeak.toFixed(0)} MiB, end ${m.rssEnd.toFixed(0)} MiB`
+  );
+}
+
 /** Resident set size of a process, in MiB (`ps` works on Linux and macOS alike). */
 export async function residentMemory(pid: number): Promise<number> {
   const { stdout } = await promisify(execFile)('ps', ['-o', 'rss=', '-p', String(pid)]);

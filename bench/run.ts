@@ -25,7 +25,6 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { pino } from 'pino';
 import { createApp } from '../src/app.ts';
 import { TokenCache } from '../src/auth/token-cache.ts';
@@ -38,9 +37,11 @@ import { MAX_LINES_PER_INVOICE } from '../src/modules/invoice/invoice.input.ts';
 import { entities } from '../src/modules/registry.ts';
 import { Baseline, createBaselineServer } from './baseline-server.ts';
 import { type Child, startChild, startEnvironment, startFlags, stopChild } from './child.ts';
-import { drainJobQueue, measure } from './load.ts';
+import { drainJobs, settle } from './database.ts';
+import { describeMeasurement, measure } from './load.ts';
 import { checkSameAnswers, peerScenario, postgraphilePeers } from './postgraphile.ts';
 import { startPostgraphile } from './postgraphile-server.ts';
+import { postmasterOf } from './proc-cpu.ts';
 import { type BenchReport, renderReport, type ScenarioResult, type Side, targets } from './report.ts';
 import { type BenchRequest, heaviestPageScenario, PAGE_SIZE, type Scenario, scenarios } from './scenarios.ts';
 import { type HeavyData, SEED, type SeededData, seed, seedHeavy } from './seed.ts';
@@ -223,46 +224,6 @@ function machine(postgres: string): string {
   );
 }
 
-/**
- * Lets the database catch up before a measurement: the writes of the previous one leave autovacuum,
- * analyze and checkpoint work that would otherwise land in whichever measurement comes next.
- */
-async function settle(databaseUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query('vacuum (analyze)');
-    await client.query('checkpoint');
-  } finally {
-    await client.end();
-  }
-}
-
-/**
- * Waits until the server's job worker has worked off what the seed queued (an event fan-out per seeded
- * invoice): left queued, that backlog is worked off during the first measurement, which then prices it.
- * Jobs due later (retries, the schedule's next run) are not waited for.
- */
-async function drainJobs(databaseUrl: string, timeoutMs = 120_000): Promise<number> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    return await drainJobQueue(client, timeoutMs);
-  } finally {
-    await client.end();
-  }
-}
-
-/** The PostgreSQL server's process id, from the pid file it keeps in its data directory. */
-async function postmasterPid(dataDir: string): Promise<number | null> {
-  try {
-    const [pid] = (await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n');
-    return Number(pid) || null;
-  } catch {
-    return null;
-  }
-}
-
 async function writeResults(markdown: string): Promise<void> {
   const previous = existsSync(RESULTS) ? await readFile(RESULTS, 'utf8') : '';
   const index = previous.indexOf(HAND_WRITTEN_MARKER);
@@ -387,7 +348,7 @@ async function main(): Promise<void> {
         }
       }
     }
-    const postmaster = await postmasterPid(dataDir);
+    const postmaster = await postmasterOf(dataDir);
 
     const results: ScenarioResult[] = list.map((scenario) => {
       const memoryOnly = scenario.name.startsWith(HEAVIEST);
@@ -454,13 +415,7 @@ async function main(): Promise<void> {
             );
             measured[side] = m;
             log(
-              `round ${round + 1}  ${scenario.name.padEnd(30)} ${side.padEnd(12)} ${m.requestsPerSecond.toFixed(0).padStart(6)} req/s` +
-                `  p50 ${m.p50} ms  p99 ${m.p99} ms  errors ${m.errors}` +
-                (m.cpuMsPerRequest === null ? '' : `  CPU ${m.cpuMsPerRequest.toFixed(2)} ms/request`) +
-                (m.postgresCpuMsPerRequest === null
-                  ? ''
-                  : ` (PostgreSQL ${m.postgresCpuMsPerRequest.toFixed(2)})`) +
-                `  RSS peak ${m.rssPeak.toFixed(0)} MiB, end ${m.rssEnd.toFixed(0)} MiB`,
+              `round ${round + 1}  ${scenario.name.padEnd(30)} ${side.padEnd(12)} ${describeMeasurement(m)}`,
             );
           }
           result.rounds.push({ order, measured });

@@ -1,0 +1,163 @@
+/**
+ * `npm run bench:graphql-floor`: what the GraphQL framework alone costs, beside the service and the raw
+ * baseline, in one run on one embedded PostgreSQL (issue 21: the targets for customer(id) and the invoice
+ * page are ratios to the baseline, a node:http + pg handler).
+ *
+ * Seeds as `npm run bench` does, starts the service (`npm start`'s flags), the baseline and
+ * bench/graphql-floor-server.ts (graphql-yoga with graphql-jit serving the service's schema, every root
+ * field answered from memory with what the service answered), checks that the floor answers what the
+ * service answers, then loads the two GraphQL scenarios of each server back to back with autocannon in
+ * BENCH_ROUNDS rounds whose order rotates. Prints req/s, p99 and CPU per request of each, and their ratios to
+ * the baseline's, as a Markdown table for bench/RESULTS.md. Settings: BENCH_ROUNDS (3), BENCH_SECONDS (6),
+ * BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (10).
+ */
+import { deepStrictEqual } from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Child, startChild, startEnvironment, startFlags, stopChild } from './child.ts';
+import { drainJobs, seededDatabase, settle } from './database.ts';
+import { describeMeasurement, type Measurement, measure } from './load.ts';
+import { postmasterOf } from './proc-cpu.ts';
+import { type Spread, show, spread } from './report.ts';
+import { type Scenario, scenarios } from './scenarios.ts';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const settings = {
+  rounds: Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3)),
+  seconds: Number(process.env.BENCH_SECONDS ?? 6),
+  warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 2),
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 10),
+};
+const SIDES = ['baseline', 'service', 'floor'] as const;
+type FloorSide = (typeof SIDES)[number];
+const log = (message: string) => process.stdout.write(`${message}\n`);
+
+/** A scenario's answer from a server: its status and JSON body. */
+async function answer(
+  url: string,
+  scenario: Scenario,
+  n: number,
+): Promise<{ status: number; body: unknown }> {
+  const request = scenario.request(n);
+  const response = await fetch(`${url}${request.path}`, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+async function main(): Promise<void> {
+  log('starting the embedded PostgreSQL, migrating and seeding');
+  const { dataDir, database, data, remove } = await seededDatabase('floor');
+  const children: Partial<Record<FloorSide, Child>> = {};
+  try {
+    const list = scenarios(data).filter((scenario) => scenario.graphql);
+    const flags = await startFlags();
+    const serverEnv = {
+      ...(await startEnvironment()),
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+    };
+    log('starting the service and the baseline');
+    children.service = await startChild(
+      [...flags, path.join(HERE, '..', 'src', 'main.ts')],
+      { ...serverEnv, JOB_WORKER: 'true', RATE_LIMIT_REQUESTS: '0', QUERY_COST_PER_SECOND: '0' },
+      '/health',
+    );
+    children.baseline = await startChild([...flags, path.join(HERE, 'baseline-server.ts')], serverEnv, '/');
+    // The floor answers each root field with what the service answered to the scenario's first request.
+    const answers: Record<string, unknown> = {};
+    for (const scenario of list) {
+      const { status, body } = await answer(children.service.url, scenario, 0);
+      const { data: fields } = body as { data?: Record<string, unknown> };
+      if (status !== 200 || !fields) throw new Error(`${scenario.name}: the service answered ${status}`);
+      Object.assign(answers, fields);
+    }
+    const answersFile = path.join(dataDir, 'floor-answers.json');
+    await writeFile(answersFile, JSON.stringify(answers));
+    log('starting the GraphQL floor (graphql-yoga + graphql-jit, answers from memory)');
+    children.floor = await startChild(
+      [...flags, path.join(HERE, 'graphql-floor-server.ts')],
+      { ...serverEnv, FLOOR_ANSWERS: answersFile },
+      '/graphql?query=%7B__typename%7D',
+    );
+    for (const scenario of list) {
+      const service = await answer(children.service.url, scenario, 0);
+      const floor = await answer(children.floor.url, scenario, 0);
+      deepStrictEqual(floor, service, `${scenario.name}: the floor must answer what the service answers`);
+    }
+    const left = await drainJobs(database.url);
+    if (left > 0) log(`${left} queued jobs still due after 2 minutes`);
+    const postmaster = await postmasterOf(dataDir);
+
+    const measured = new Map<string, Record<FloorSide, Measurement>[]>(list.map((s) => [s.name, []]));
+    for (let round = 0; round < settings.rounds; round++) {
+      for (const scenario of list) {
+        const order = [...SIDES.slice(round % SIDES.length), ...SIDES.slice(0, round % SIDES.length)];
+        const row = {} as Record<FloorSide, Measurement>;
+        for (const side of order) {
+          const child = children[side] as Child;
+          await settle(database.url);
+          const processes = { server: child.process.pid as number, postgres: postmaster };
+          row[side] = await measure(child.url, processes, scenario, settings);
+          log(
+            `round ${round + 1}  ${scenario.name.padEnd(28)} ${side.padEnd(9)} ${describeMeasurement(row[side])}`,
+          );
+        }
+        measured.get(scenario.name)?.push(row);
+      }
+    }
+    log(`\n${report(measured)}`);
+    const errors = [...measured.values()].flat().flatMap((row) => SIDES.map((side) => row[side].errors));
+    if (errors.some((count) => count > 0)) {
+      log('some requests failed (see errors above)');
+      process.exitCode = 1;
+    }
+  } finally {
+    await Promise.all(SIDES.map((side) => stopChild(children[side])));
+    await remove();
+  }
+}
+
+/** Medians and ranges over the rounds, and each side's ratio to the baseline measured in the same round. */
+function report(measured: Map<string, Record<FloorSide, Measurement>[]>): string {
+  const over = (
+    rows: Record<FloorSide, Measurement>[],
+    figure: (row: Record<FloorSide, Measurement>) => number | null,
+  ) => spread(rows.map(figure));
+  const percent = (value: number) => `${(value * 100).toFixed(0)} %`;
+  const times = (value: number) => `${value.toFixed(2)}x`;
+  const lines = [
+    '| query | side | req/s | ÷ baseline | p99 ms | ÷ baseline | CPU ms/request | PostgreSQL CPU ms/request |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const [name, rows] of measured) {
+    for (const side of SIDES) {
+      const ratio = (pick: (m: Measurement) => number | null): Spread =>
+        side === 'baseline'
+          ? null
+          : over(rows, (row) => {
+              const [a, b] = [pick(row[side]), pick(row.baseline)];
+              return a === null || b === null || b === 0 ? null : a / b;
+            });
+      lines.push(
+        `| ${name} | ${side} | ${show(over(rows, (row) => row[side].requestsPerSecond))} | ` +
+          `${show(
+            ratio((m) => m.requestsPerSecond),
+            percent,
+          )} | ${show(over(rows, (row) => row[side].p99))} | ` +
+          `${show(
+            ratio((m) => m.p99),
+            times,
+          )} | ${show(over(rows, (row) => row[side].cpuMsPerRequest))} | ` +
+          `${show(over(rows, (row) => row[side].postgresCpuMsPerRequest))} |`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+await main();
