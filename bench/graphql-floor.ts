@@ -7,7 +7,9 @@
  * bench/graphql-floor-server.ts (graphql-yoga with graphql-jit serving the service's schema, every root
  * field answered from memory with what the service answered), checks that the floor answers what the
  * service answers, then loads the two GraphQL scenarios of each server back to back with autocannon in
- * BENCH_ROUNDS rounds whose order rotates. Prints req/s, p99 and CPU per request of each, and their ratios to
+ * BENCH_ROUNDS rounds whose order rotates, and `{ __typename }` (authenticated, no read) on the service and
+ * the floor: the service's answer to it is its per-request work without a read (the token check, the
+ * environment's transaction, its plugins). Prints req/s, p99 and CPU per request of each, and their ratios to
  * the baseline's, as a Markdown table for bench/RESULTS.md. Settings: BENCH_ROUNDS (3), BENCH_SECONDS (6),
  * BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (10).
  */
@@ -31,7 +33,24 @@ const settings = {
 };
 const SIDES = ['baseline', 'service', 'floor'] as const;
 type FloorSide = (typeof SIDES)[number];
+/** One round of a scenario: each side that serves it. */
+type Row = Partial<Record<FloorSide, Measurement>>;
 const log = (message: string) => process.stdout.write(`${message}\n`);
+
+/** `{ __typename }` with the service's credentials: a GraphQL request that reads nothing. */
+function typenameScenario(credentials: Record<string, string>): Scenario {
+  return {
+    name: 'GraphQL { __typename }',
+    status: 200,
+    graphql: true,
+    request: () => ({
+      method: 'POST',
+      path: '/graphql',
+      headers: credentials,
+      body: JSON.stringify({ query: '{ __typename }' }),
+    }),
+  };
+}
 
 /** A scenario's answer from a server: its status and JSON body. */
 async function answer(
@@ -53,7 +72,11 @@ async function main(): Promise<void> {
   const { dataDir, database, data, remove } = await seededDatabase('floor');
   const children: Partial<Record<FloorSide, Child>> = {};
   try {
-    const list = scenarios(data).filter((scenario) => scenario.graphql);
+    const graphql = scenarios(data).filter((scenario) => scenario.graphql);
+    const list = [...graphql, typenameScenario((graphql[0] as Scenario).request(0).headers)];
+    // The baseline serves the bench's two queries, not any document.
+    const sidesOf = (scenario: Scenario) =>
+      SIDES.filter((side) => side !== 'baseline' || graphql.includes(scenario));
     const flags = await startFlags();
     const serverEnv = {
       ...(await startEnvironment()),
@@ -70,7 +93,7 @@ async function main(): Promise<void> {
     children.baseline = await startChild([...flags, path.join(HERE, 'baseline-server.ts')], serverEnv, '/');
     // The floor answers each root field with what the service answered to the scenario's first request.
     const answers: Record<string, unknown> = {};
-    for (const scenario of list) {
+    for (const scenario of graphql) {
       const { status, body } = await answer(children.service.url, scenario, 0);
       const { data: fields } = body as { data?: Record<string, unknown> };
       if (status !== 200 || !fields) throw new Error(`${scenario.name}: the service answered ${status}`);
@@ -93,25 +116,25 @@ async function main(): Promise<void> {
     if (left > 0) log(`${left} queued jobs still due after 2 minutes`);
     const postmaster = await postmasterOf(dataDir);
 
-    const measured = new Map<string, Record<FloorSide, Measurement>[]>(list.map((s) => [s.name, []]));
+    const measured = new Map<string, Row[]>(list.map((s) => [s.name, []]));
     for (let round = 0; round < settings.rounds; round++) {
       for (const scenario of list) {
-        const order = [...SIDES.slice(round % SIDES.length), ...SIDES.slice(0, round % SIDES.length)];
-        const row = {} as Record<FloorSide, Measurement>;
+        const sides = sidesOf(scenario);
+        const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)];
+        const row: Row = {};
         for (const side of order) {
           const child = children[side] as Child;
           await settle(database.url);
           const processes = { server: child.process.pid as number, postgres: postmaster };
-          row[side] = await measure(child.url, processes, scenario, settings);
-          log(
-            `round ${round + 1}  ${scenario.name.padEnd(28)} ${side.padEnd(9)} ${describeMeasurement(row[side])}`,
-          );
+          const m = await measure(child.url, processes, scenario, settings);
+          row[side] = m;
+          log(`round ${round + 1}  ${scenario.name.padEnd(28)} ${side.padEnd(9)} ${describeMeasurement(m)}`);
         }
         measured.get(scenario.name)?.push(row);
       }
     }
     log(`\n${report(measured)}`);
-    const errors = [...measured.values()].flat().flatMap((row) => SIDES.map((side) => row[side].errors));
+    const errors = [...measured.values()].flat().flatMap((row) => Object.values(row).map((m) => m.errors));
     if (errors.some((count) => count > 0)) {
       log('some requests failed (see errors above)');
       process.exitCode = 1;
@@ -123,11 +146,7 @@ async function main(): Promise<void> {
 }
 
 /** Medians and ranges over the rounds, and each side's ratio to the baseline measured in the same round. */
-function report(measured: Map<string, Record<FloorSide, Measurement>[]>): string {
-  const over = (
-    rows: Record<FloorSide, Measurement>[],
-    figure: (row: Record<FloorSide, Measurement>) => number | null,
-  ) => spread(rows.map(figure));
+function report(measured: Map<string, Row[]>): string {
   const percent = (value: number) => `${(value * 100).toFixed(0)} %`;
   const times = (value: number) => `${value.toFixed(2)}x`;
   const lines = [
@@ -135,25 +154,31 @@ function report(measured: Map<string, Record<FloorSide, Measurement>[]>): string
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const [name, rows] of measured) {
-    for (const side of SIDES) {
+    for (const side of SIDES.filter((side) => rows.some((row) => row[side]))) {
+      const figure = (pick: (m: Measurement) => number | null) =>
+        spread(rows.map((row) => (row[side] ? pick(row[side]) : null)));
       const ratio = (pick: (m: Measurement) => number | null): Spread =>
         side === 'baseline'
           ? null
-          : over(rows, (row) => {
-              const [a, b] = [pick(row[side]), pick(row.baseline)];
-              return a === null || b === null || b === 0 ? null : a / b;
-            });
+          : spread(
+              rows.map((row) => {
+                const [m, baseline] = [row[side], row.baseline];
+                if (!m || !baseline) return null;
+                const [a, b] = [pick(m), pick(baseline)];
+                return a === null || b === null || b === 0 ? null : a / b;
+              }),
+            );
       lines.push(
-        `| ${name} | ${side} | ${show(over(rows, (row) => row[side].requestsPerSecond))} | ` +
+        `| ${name} | ${side} | ${show(figure((m) => m.requestsPerSecond))} | ` +
           `${show(
             ratio((m) => m.requestsPerSecond),
             percent,
-          )} | ${show(over(rows, (row) => row[side].p99))} | ` +
+          )} | ${show(figure((m) => m.p99))} | ` +
           `${show(
             ratio((m) => m.p99),
             times,
-          )} | ${show(over(rows, (row) => row[side].cpuMsPerRequest))} | ` +
-          `${show(over(rows, (row) => row[side].postgresCpuMsPerRequest))} |`,
+          )} | ${show(figure((m) => m.cpuMsPerRequest))} | ` +
+          `${show(figure((m) => m.postgresCpuMsPerRequest))} |`,
       );
     }
   }
