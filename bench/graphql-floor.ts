@@ -21,8 +21,8 @@ import { type Child, startChild, startEnvironment, startFlags, stopChild } from 
 import { drainJobs, seededDatabase, settle } from './database.ts';
 import { describeMeasurement, type Measurement, measure } from './load.ts';
 import { postmasterOf } from './proc-cpu.ts';
-import { type Spread, show, spread } from './report.ts';
-import { type Scenario, scenarios } from './scenarios.ts';
+import { percent, type Spread, show, spread, times } from './report.ts';
+import { type Scenario, scenarios, sendJson } from './scenarios.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const settings = {
@@ -52,21 +52,6 @@ function typenameScenario(credentials: Record<string, string>): Scenario {
   };
 }
 
-/** A scenario's answer from a server: its status and JSON body. */
-async function answer(
-  url: string,
-  scenario: Scenario,
-  n: number,
-): Promise<{ status: number; body: unknown }> {
-  const request = scenario.request(n);
-  const response = await fetch(`${url}${request.path}`, {
-    method: request.method,
-    headers: request.headers,
-    body: request.body,
-  });
-  return { status: response.status, body: await response.json() };
-}
-
 async function main(): Promise<void> {
   log('starting the embedded PostgreSQL, migrating and seeding');
   const { dataDir, database, data, remove } = await seededDatabase('floor');
@@ -94,7 +79,7 @@ async function main(): Promise<void> {
     // The floor answers each root field with what the service answered to the scenario's first request.
     const answers: Record<string, unknown> = {};
     for (const scenario of graphql) {
-      const { status, body } = await answer(children.service.url, scenario, 0);
+      const { status, body } = await sendJson(children.service.url, scenario.request(0));
       const { data: fields } = body as { data?: Record<string, unknown> };
       if (status !== 200 || !fields) throw new Error(`${scenario.name}: the service answered ${status}`);
       Object.assign(answers, fields);
@@ -108,8 +93,8 @@ async function main(): Promise<void> {
       '/graphql?query=%7B__typename%7D',
     );
     for (const scenario of list) {
-      const service = await answer(children.service.url, scenario, 0);
-      const floor = await answer(children.floor.url, scenario, 0);
+      const service = await sendJson(children.service.url, scenario.request(0));
+      const floor = await sendJson(children.floor.url, scenario.request(0));
       deepStrictEqual(floor, service, `${scenario.name}: the floor must answer what the service answers`);
     }
     const left = await drainJobs(database.url);
@@ -147,8 +132,6 @@ async function main(): Promise<void> {
 
 /** Medians and ranges over the rounds, and each side's ratio to the baseline measured in the same round. */
 function report(measured: Map<string, Row[]>): string {
-  const percent = (value: number) => `${(value * 100).toFixed(0)} %`;
-  const times = (value: number) => `${value.toFixed(2)}x`;
   const lines = [
     '| query | side | req/s | ÷ baseline | p99 ms | ÷ baseline | CPU ms/request | PostgreSQL CPU ms/request |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',

@@ -11,7 +11,7 @@
  */
 import { deepStrictEqual } from 'node:assert/strict';
 import type { BenchRequest, Scenario } from './scenarios.ts';
-import { PAGE_SIZE } from './scenarios.ts';
+import { PAGE_SIZE, sendJson } from './scenarios.ts';
 import type { SeededData } from './seed.ts';
 
 /** The service's page (scenarios.ts INVOICE_PAGE_QUERY) in PostGraphile's naming: the same rows and columns. */
@@ -164,16 +164,9 @@ export async function checkSameAnswers(
   n = 0,
 ): Promise<void> {
   const ask = async (url: string, request: BenchRequest) => {
-    const response = await fetch(`${url}${request.path}`, {
-      method: request.method,
-      headers: request.headers,
-      body: request.body,
-    });
-    const body = (await response.json()) as Json;
-    if (response.status !== scenario.status || body.errors)
-      throw new Error(
-        `${scenario.name}: ${url} answered ${response.status}: ${JSON.stringify(body).slice(0, 500)}`,
-      );
+    const { status, body } = (await sendJson(url, request)) as { status: number; body: Json };
+    if (status !== scenario.status || body.errors)
+      throw new Error(`${scenario.name}: ${url} answered ${status}: ${JSON.stringify(body).slice(0, 500)}`);
     return body;
   };
   const service = peer.fromService(await ask(urls.service, scenario.request(n)));

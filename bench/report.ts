@@ -99,8 +99,8 @@ function ratioOf(scenario: ScenarioResult, other: Side, figure: Pick): Spread {
 
 const fixed = (value: number) =>
   value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2);
-const percent = (ratio: number) => `${(ratio * 100).toFixed(0)} %`;
-const times = (ratio: number) => `${ratio.toFixed(2)}x`;
+export const percent = (ratio: number) => `${(ratio * 100).toFixed(0)} %`;
+export const times = (ratio: number) => `${ratio.toFixed(2)}x`;
 const signedPercent = (ratio: number) => `${ratio >= 0 ? '+' : ''}${(ratio * 100).toFixed(1)} %`;
 
 /** `median (min–max)`, or a dash where the side was not measured. */

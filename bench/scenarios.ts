@@ -8,6 +8,19 @@ export type BenchRequest = {
   body?: string;
 };
 
+/** Sends `request` to the server at `url`: its status and JSON body. */
+export async function sendJson(
+  url: string,
+  request: BenchRequest,
+): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${url}${request.path}`, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+  });
+  return { status: response.status, body: await response.json() };
+}
+
 export type Scenario = {
   name: string;
   /** The status every response must have; any other counts as an error. */
